@@ -1,0 +1,42 @@
+# memvault: `make serve` runs it on the embedded default; `make test` runs every test.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+
+.PHONY: serve test lint typecheck pytest bench install clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memvault needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## Run memvault on http://127.0.0.1:8080 (SQLite under $$XDG_DATA_HOME/memvault, or MEMVAULT_DATA_DIR).
+serve: $(STAMP)
+	$(BIN)/memvault serve
+
+## Lint, type-check and run every test.
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check layers tests bench functions
+	$(BIN)/ruff format --check layers tests bench functions
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q
+
+## Benchmarks: figures and ratios, printed (never asserted).
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

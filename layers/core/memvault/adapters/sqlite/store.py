@@ -1,0 +1,663 @@
+"""VaultStore on SQLite: the embedded backend's notes, versions, links, accounts and keys."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+import uuid
+from collections.abc import Collection, Iterator, Sequence
+
+from memvault.adapters.sqlite.db import Database
+from memvault.domain import paths
+from memvault.domain.models import (
+    VERSIONS_KEPT,
+    Account,
+    ApiKey,
+    BacklinkSource,
+    DeleteNote,
+    Limits,
+    MoveNote,
+    Note,
+    NoteChange,
+    NoteSummary,
+    NoteVersion,
+    PutNote,
+    Toggles,
+    VersionInfo,
+)
+from memvault.errors import Conflict, NotFound, QuotaExceeded
+from memvault.ports import CommitResult, NoteKey, Page
+
+_NOTE_COLUMNS = (
+    "n.id, n.path, n.title, n.tags, n.version, n.size, n.sha256, n.created_at, n.updated_at,"
+    " n.deleted_at"
+)
+
+
+def _summary(row: sqlite3.Row) -> NoteSummary:
+    return NoteSummary(
+        id=row["id"],
+        path=row["path"],
+        title=row["title"],
+        tags=tuple(json.loads(row["tags"])),
+        version=row["version"],
+        size=row["size"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _note(row: sqlite3.Row) -> Note:
+    return Note(
+        id=row["id"],
+        path=row["path"],
+        title=row["title"],
+        tags=tuple(json.loads(row["tags"])),
+        version=row["version"],
+        size=row["size"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        markdown=row["markdown"],
+        sha256=row["sha256"],
+        deleted_at=row["deleted_at"],
+    )
+
+
+def _account(row: sqlite3.Row) -> Account:
+    return Account(
+        id=row["id"],
+        name=row["name"],
+        created_at=row["created_at"],
+        limits=Limits(max_notes=row["max_notes"], max_bytes=row["max_bytes"]),
+        note_count=row["note_count"],
+        total_bytes=row["total_bytes"],
+    )
+
+
+def _key(row: sqlite3.Row) -> ApiKey:
+    return ApiKey(
+        id=row["id"],
+        account_id=row["account_id"],
+        name=row["name"],
+        prefix=row["prefix"],
+        toggles=Toggles(recall=bool(row["recall"]), tools=bool(row["tools"]), mcp=bool(row["mcp"])),
+        admin=bool(row["admin"]),
+        created_at=row["created_at"],
+        revoked_at=row["revoked_at"],
+    )
+
+
+def _encode_cursor(path: str) -> str:
+    return base64.urlsafe_b64encode(path.encode("utf-8")).decode("ascii")
+
+
+def _decode_cursor(cursor: str) -> str:
+    from memvault.errors import InvalidInput
+
+    try:
+        return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
+    except (ValueError, UnicodeError) as exc:
+        raise InvalidInput("the cursor is not one this server issued", code="invalid_cursor") from exc
+
+
+class SqliteVaultStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # ------------------------------------------------------------------ accounts, keys
+    def create_account(self, account: Account) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO accounts (id, name, created_at, max_notes, max_bytes)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (
+                    account.id,
+                    account.name,
+                    account.created_at,
+                    account.limits.max_notes,
+                    account.limits.max_bytes,
+                ),
+            )
+
+    def get_account(self, account_id: str) -> Account | None:
+        row = (
+            self.db.connection()
+            .execute("SELECT * FROM accounts WHERE id = ?", (account_id,))
+            .fetchone()
+        )
+        return _account(row) if row else None
+
+    def set_limits(self, account_id: str, limits: Limits) -> Account:
+        with self.db.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE accounts SET max_notes = ?, max_bytes = ? WHERE id = ?",
+                (limits.max_notes, limits.max_bytes, account_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(f"no account {account_id!r}", code="account_not_found")
+        account = self.get_account(account_id)
+        assert account is not None
+        return account
+
+    def put_key(self, key: ApiKey, key_hash: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, recall, tools, mcp,"
+                " admin, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key.id,
+                    key.account_id,
+                    key.name,
+                    key.prefix,
+                    key_hash,
+                    int(key.toggles.recall),
+                    int(key.toggles.tools),
+                    int(key.toggles.mcp),
+                    int(key.admin),
+                    key.created_at,
+                    key.revoked_at,
+                ),
+            )
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        row = (
+            self.db.connection()
+            .execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
+            .fetchone()
+        )
+        return _key(row) if row else None
+
+    def get_key(self, account_id: str, key_id: str) -> ApiKey | None:
+        row = (
+            self.db.connection()
+            .execute("SELECT * FROM api_keys WHERE account_id = ? AND id = ?", (account_id, key_id))
+            .fetchone()
+        )
+        return _key(row) if row else None
+
+    def list_keys(self, account_id: str) -> list[ApiKey]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id", (account_id,)
+            )
+            .fetchall()
+        )
+        return [_key(r) for r in rows]
+
+    def update_key(
+        self, account_id: str, key_id: str, *, toggles: Toggles | None, revoked_at: float | None
+    ) -> ApiKey:
+        with self.db.transaction() as conn:
+            if toggles is not None:
+                conn.execute(
+                    "UPDATE api_keys SET recall = ?, tools = ?, mcp = ?"
+                    " WHERE account_id = ? AND id = ?",
+                    (int(toggles.recall), int(toggles.tools), int(toggles.mcp), account_id, key_id),
+                )
+            if revoked_at is not None:
+                conn.execute(
+                    "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?)"
+                    " WHERE account_id = ? AND id = ?",
+                    (revoked_at, account_id, key_id),
+                )
+        key = self.get_key(account_id, key_id)
+        if key is None:
+            raise NotFound(f"no key {key_id!r} in this account", code="key_not_found")
+        return key
+
+    # ------------------------------------------------------------------ notes: reads
+    def _select_note(
+        self, conn: sqlite3.Connection, where: str, params: Sequence[object]
+    ) -> Note | None:
+        row = conn.execute(
+            f"SELECT {_NOTE_COLUMNS}, v.markdown FROM notes n"
+            " JOIN versions v ON v.note_id = n.id AND v.version = n.version"
+            f" WHERE {where}",
+            params,
+        ).fetchone()
+        return _note(row) if row else None
+
+    def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
+        conn = self.db.connection()
+        note = self._select_note(
+            conn, "n.account_id = ? AND n.path = ? AND n.deleted_at IS NULL", (account_id, path)
+        )
+        if note is None and include_deleted:
+            note = self._select_note(
+                conn,
+                "n.account_id = ? AND n.path = ? ORDER BY n.deleted_at DESC LIMIT 1",
+                (account_id, path),
+            )
+        return note
+
+    def find_by_path_key(self, account_id: str, path_key: str) -> Note | None:
+        return self._select_note(
+            self.db.connection(),
+            "n.account_id = ? AND n.path_key = ? AND n.deleted_at IS NULL",
+            (account_id, path_key),
+        )
+
+    def list_notes(
+        self, account_id: str, *, folder: str, tag: str | None, cursor: str | None, limit: int
+    ) -> Page:
+        clauses = ["n.account_id = ?", "n.deleted_at IS NULL"]
+        params: list[object] = [account_id]
+        if folder:
+            # Prefix test without LIKE, so '%' and '_' in folder names stay literal.
+            clauses.append("substr(n.path, 1, ?) = ?")
+            params += [len(folder), folder]
+        if tag:
+            tag_key = tag.casefold().lstrip("#")
+            clauses.append(
+                "EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id AND"
+                " (t.tag_key = ? OR substr(t.tag_key, 1, ?) = ?))"
+            )
+            params += [tag_key, len(tag_key) + 1, tag_key + "/"]
+        if cursor:
+            clauses.append("n.path > ?")
+            params.append(_decode_cursor(cursor))
+        params.append(limit + 1)
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE {' AND '.join(clauses)}"
+                " ORDER BY n.path LIMIT ?",
+                params,
+            )
+            .fetchall()
+        )
+        items = [_summary(r) for r in rows[:limit]]
+        next_cursor = _encode_cursor(items[-1].path) if len(rows) > limit and items else None
+        return Page(items=items, next_cursor=next_cursor)
+
+    def recent_notes(self, account_id: str, *, limit: int) -> list[NoteSummary]:
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.account_id = ? AND"
+                " n.deleted_at IS NULL ORDER BY n.updated_at DESC, n.path LIMIT ?",
+                (account_id, limit),
+            )
+            .fetchall()
+        )
+        return [_summary(r) for r in rows]
+
+    def tag_counts(self, account_id: str) -> dict[str, int]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT MIN(t.tag) AS tag, COUNT(*) AS n FROM note_tags t JOIN notes n"
+                " ON n.id = t.note_id WHERE t.account_id = ? AND n.deleted_at IS NULL"
+                " GROUP BY t.tag_key ORDER BY t.tag_key",
+                (account_id,),
+            )
+            .fetchall()
+        )
+        return {r["tag"]: r["n"] for r in rows}
+
+    def iter_notes(self, account_id: str) -> Iterator[Note]:
+        # A dedicated connection: the caller may write (or stream) while we iterate.
+        conn = sqlite3.connect(self.db.path, timeout=30.0)
+        conn.row_factory = sqlite3.Row
+        try:
+            cursor = conn.execute(
+                f"SELECT {_NOTE_COLUMNS}, v.markdown FROM notes n JOIN versions v"
+                " ON v.note_id = n.id AND v.version = n.version"
+                " WHERE n.account_id = ? AND n.deleted_at IS NULL ORDER BY n.path",
+                (account_id,),
+            )
+            for row in cursor:
+                yield _note(row)
+        finally:
+            conn.close()
+
+    def note_keys(self, account_id: str) -> dict[str, NoteKey]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT path_key, path, version, sha256, size FROM notes WHERE account_id = ?"
+                " AND deleted_at IS NULL",
+                (account_id,),
+            )
+            .fetchall()
+        )
+        return {
+            r["path_key"]: NoteKey(r["path"], r["version"], r["sha256"], r["size"]) for r in rows
+        }
+
+    # ------------------------------------------------------------------ notes: commit
+    def commit(
+        self, account_id: str, changes: Sequence[NoteChange], *, now: float, limits: Limits
+    ) -> CommitResult:
+        results: list[Note | None] = []
+        with self.db.transaction() as conn:
+            before = conn.execute(
+                "SELECT note_count, total_bytes FROM accounts WHERE id = ?", (account_id,)
+            ).fetchone()
+            if before is None:
+                raise NotFound(f"no account {account_id!r}", code="account_not_found")
+            for change in changes:
+                if isinstance(change, PutNote):
+                    results.append(self._put(conn, account_id, change, now))
+                elif isinstance(change, MoveNote):
+                    results.append(self._move(conn, account_id, change, now))
+                else:
+                    self._delete(conn, account_id, change, now)
+                    results.append(None)
+            after = conn.execute(
+                "SELECT note_count, total_bytes FROM accounts WHERE id = ?", (account_id,)
+            ).fetchone()
+            _check_quota(before, after, limits)
+        return CommitResult(notes=results)
+
+    def _live_by_key(self, conn: sqlite3.Connection, account_id: str, path: str) -> sqlite3.Row:
+        row: sqlite3.Row = conn.execute(
+            "SELECT id, path, version, size, sha256 FROM notes WHERE account_id = ? AND"
+            " path_key = ? AND deleted_at IS NULL",
+            (account_id, paths.path_key(path)),
+        ).fetchone()
+        return row
+
+    def _put(self, conn: sqlite3.Connection, account_id: str, change: PutNote, now: float) -> Note:
+        live = self._live_by_key(conn, account_id, change.path)
+        if live is not None and live["path"] != change.path:
+            raise Conflict(
+                f"a note already exists at {live['path']!r}; paths differing only in case"
+                " name the same note",
+                code="path_case_conflict",
+            )
+        _check_expected(change.path, change.expected_version, live["version"] if live else None)
+        size = change.size
+        if live is not None:
+            if live["sha256"] == change.sha256:
+                note = self._select_note(conn, "n.id = ?", (live["id"],))
+                assert note is not None
+                return note
+            note_id, version = live["id"], live["version"] + 1
+            conn.execute(
+                "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
+                " updated_at = ? WHERE id = ?",
+                (change.title, json.dumps(change.tags), version, size, change.sha256, now, note_id),
+            )
+            conn.execute(
+                "UPDATE accounts SET total_bytes = total_bytes + ? WHERE id = ?",
+                (size - live["size"], account_id),
+            )
+        else:
+            deleted = conn.execute(
+                "SELECT id, version FROM notes WHERE account_id = ? AND path = ?"
+                " AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
+                (account_id, change.path),
+            ).fetchone()
+            if deleted is not None:
+                # Re-creating a deleted note revives it, so its history continues.
+                note_id, version = deleted["id"], deleted["version"] + 1
+                conn.execute(
+                    "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
+                    " updated_at = ?, deleted_at = NULL WHERE id = ?",
+                    (
+                        change.title,
+                        json.dumps(change.tags),
+                        version,
+                        size,
+                        change.sha256,
+                        now,
+                        note_id,
+                    ),
+                )
+            else:
+                note_id, version = uuid.uuid4().hex, 1
+                conn.execute(
+                    "INSERT INTO notes (id, account_id, path, path_key, link_key, name_key,"
+                    " title, tags, version, size, sha256, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        note_id,
+                        account_id,
+                        change.path,
+                        paths.path_key(change.path),
+                        paths.link_key(change.path),
+                        paths.name_key(change.path),
+                        change.title,
+                        json.dumps(change.tags),
+                        version,
+                        size,
+                        change.sha256,
+                        now,
+                        now,
+                    ),
+                )
+            conn.execute(
+                "UPDATE accounts SET note_count = note_count + 1, total_bytes = total_bytes + ?"
+                " WHERE id = ?",
+                (size, account_id),
+            )
+        conn.execute(
+            "INSERT INTO versions (note_id, version, account_id, path, size, sha256, markdown,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (note_id, version, account_id, change.path, size, change.sha256, change.markdown, now),
+        )
+        conn.execute(
+            "DELETE FROM versions WHERE note_id = ? AND version <= ?",
+            (note_id, version - VERSIONS_KEPT),
+        )
+        conn.execute("DELETE FROM note_tags WHERE note_id = ?", (note_id,))
+        seen_tags: set[str] = set()
+        for tag in change.tags:
+            key = tag.casefold()
+            if key not in seen_tags:
+                seen_tags.add(key)
+                conn.execute(
+                    "INSERT INTO note_tags (note_id, account_id, tag_key, tag) VALUES (?, ?, ?, ?)",
+                    (note_id, account_id, key, tag),
+                )
+        conn.execute("DELETE FROM links WHERE note_id = ?", (note_id,))
+        conn.executemany(
+            "INSERT OR IGNORE INTO links (note_id, account_id, target_key, has_folder)"
+            " VALUES (?, ?, ?, ?)",
+            [(note_id, account_id, link.target_key, int(link.has_folder)) for link in change.links],
+        )
+        note = self._select_note(conn, "n.id = ?", (note_id,))
+        assert note is not None
+        return note
+
+    def _require_live(
+        self, conn: sqlite3.Connection, account_id: str, path: str, expected: int | None
+    ) -> sqlite3.Row:
+        row = conn.execute(
+            "SELECT id, version, size FROM notes WHERE account_id = ? AND path = ?"
+            " AND deleted_at IS NULL",
+            (account_id, path),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no note at {path!r}", code="note_not_found")
+        _check_expected(path, expected, row["version"])
+        return row
+
+    def _move(self, conn: sqlite3.Connection, account_id: str, change: MoveNote, now: float) -> Note:
+        row = self._require_live(conn, account_id, change.path, change.expected_version)
+        if paths.path_key(change.new_path) != paths.path_key(change.path):
+            occupant = self._live_by_key(conn, account_id, change.new_path)
+            if occupant is not None:
+                raise Conflict(
+                    f"a note already exists at {occupant['path']!r}", code="path_occupied"
+                )
+        conn.execute(
+            "UPDATE notes SET path = ?, path_key = ?, link_key = ?, name_key = ?, updated_at = ?"
+            " WHERE id = ?",
+            (
+                change.new_path,
+                paths.path_key(change.new_path),
+                paths.link_key(change.new_path),
+                paths.name_key(change.new_path),
+                now,
+                row["id"],
+            ),
+        )
+        note = self._select_note(conn, "n.id = ?", (row["id"],))
+        assert note is not None
+        return note
+
+    def _delete(
+        self, conn: sqlite3.Connection, account_id: str, change: DeleteNote, now: float
+    ) -> None:
+        row = self._require_live(conn, account_id, change.path, change.expected_version)
+        conn.execute("UPDATE notes SET deleted_at = ? WHERE id = ?", (now, row["id"]))
+        conn.execute("DELETE FROM links WHERE note_id = ?", (row["id"],))
+        conn.execute(
+            "UPDATE accounts SET note_count = note_count - 1, total_bytes = total_bytes - ?"
+            " WHERE id = ?",
+            (row["size"], account_id),
+        )
+
+    # ------------------------------------------------------------------ versions
+    def _history_owner(self, account_id: str, path: str) -> str | None:
+        """The note whose history ``path`` names: the live one, else the last deleted."""
+        row = (
+            self.db.connection()
+            .execute(
+                "SELECT id FROM notes WHERE account_id = ? AND path = ?"
+                " ORDER BY deleted_at IS NOT NULL, deleted_at DESC LIMIT 1",
+                (account_id, path),
+            )
+            .fetchone()
+        )
+        return row["id"] if row else None
+
+    def list_versions(self, account_id: str, path: str) -> list[VersionInfo]:
+        note_id = self._history_owner(account_id, path)
+        if note_id is None:
+            return []
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT version, path, size, sha256, created_at FROM versions"
+                " WHERE account_id = ? AND note_id = ? ORDER BY version DESC",
+                (account_id, note_id),
+            )
+            .fetchall()
+        )
+        return [VersionInfo(**dict(r)) for r in rows]
+
+    def get_version(self, account_id: str, path: str, version: int) -> NoteVersion | None:
+        note_id = self._history_owner(account_id, path)
+        if note_id is None:
+            return None
+        row = (
+            self.db.connection()
+            .execute(
+                "SELECT version, path, size, sha256, created_at, markdown FROM versions"
+                " WHERE account_id = ? AND note_id = ? AND version = ?",
+                (account_id, note_id, version),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        info = VersionInfo(
+            version=row["version"],
+            path=row["path"],
+            size=row["size"],
+            sha256=row["sha256"],
+            created_at=row["created_at"],
+        )
+        return NoteVersion(info=info, markdown=row["markdown"])
+
+    def purge_note(self, account_id: str, path: str) -> bool:
+        with self.db.transaction() as conn:
+            ids = [
+                r["id"]
+                for r in conn.execute(
+                    "SELECT id FROM notes WHERE account_id = ? AND path = ?"
+                    " AND deleted_at IS NOT NULL",
+                    (account_id, path),
+                ).fetchall()
+            ]
+            for note_id in ids:
+                for table in ("versions", "note_tags", "links"):
+                    conn.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
+                conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+        return bool(ids)
+
+    # ------------------------------------------------------------------ links
+    def links_to(self, account_id: str, target_keys: Collection[str]) -> list[BacklinkSource]:
+        keys = list(dict.fromkeys(target_keys))
+        if not keys:
+            return []
+        out: list[BacklinkSource] = []
+        conn = self.db.connection()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                "SELECT n.path, l.target_key, l.has_folder FROM links l JOIN notes n"
+                f" ON n.id = l.note_id WHERE l.account_id = ? AND l.target_key IN ({marks})"
+                " AND n.deleted_at IS NULL ORDER BY n.path",
+                [account_id, *chunk],
+            ).fetchall()
+            out += [BacklinkSource(r["path"], r["target_key"], bool(r["has_folder"])) for r in rows]
+        return out
+
+    def paths_by_name(self, account_id: str, name_keys: Collection[str]) -> dict[str, list[str]]:
+        keys = list(dict.fromkeys(name_keys))
+        found: dict[str, list[str]] = {}
+        conn = self.db.connection()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                "SELECT name_key, path FROM notes WHERE account_id = ? AND deleted_at IS NULL"
+                f" AND name_key IN ({marks}) ORDER BY path",
+                [account_id, *chunk],
+            ).fetchall()
+            for r in rows:
+                found.setdefault(r["name_key"], []).append(r["path"])
+        return found
+
+    def all_links(self, account_id: str) -> list[BacklinkSource]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT n.path, l.target_key, l.has_folder FROM links l JOIN notes n"
+                " ON n.id = l.note_id WHERE l.account_id = ? AND n.deleted_at IS NULL",
+                (account_id,),
+            )
+            .fetchall()
+        )
+        return [BacklinkSource(r["path"], r["target_key"], bool(r["has_folder"])) for r in rows]
+
+
+def _check_expected(path: str, expected: int | None, actual: int | None) -> None:
+    if expected is None:
+        return
+    if expected == 0 and actual is not None:
+        raise Conflict(
+            f"a note already exists at {path!r} (version {actual}); the write expected none",
+            code="version_conflict",
+            current_version=actual,
+        )
+    if expected != 0 and expected != actual:
+        found = f"version {actual}" if actual is not None else "no note"
+        raise Conflict(
+            f"{path!r} is at {found}, not version {expected}; re-read it and retry",
+            code="version_conflict",
+            current_version=actual,
+        )
+
+
+def _check_quota(before: sqlite3.Row, after: sqlite3.Row, limits: Limits) -> None:
+    # Only a change that grows the vault past a limit is refused: lowering a limit below
+    # current usage must not block edits that shrink or keep the vault's size.
+    if after["note_count"] > limits.max_notes and after["note_count"] > before["note_count"]:
+        raise QuotaExceeded(
+            f"the vault would hold {after['note_count']} notes; its limit is {limits.max_notes}",
+            code="vault_note_limit",
+        )
+    if after["total_bytes"] > limits.max_bytes and after["total_bytes"] > before["total_bytes"]:
+        raise QuotaExceeded(
+            f"the vault would hold {after['total_bytes']} bytes of notes; its limit is"
+            f" {limits.max_bytes} bytes",
+            code="vault_byte_limit",
+        )

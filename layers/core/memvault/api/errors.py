@@ -1,0 +1,114 @@
+"""The one mapping from domain errors to HTTP responses.
+
+Every error body is ``{"error": {"type", "code", "message"}}``. Handlers never catch
+and translate errors themselves: they let ``MemvaultError`` subclasses propagate here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memvault import errors
+
+log = logging.getLogger("memvault.api")
+
+# Most specific class first: the first isinstance match wins.
+STATUS_BY_ERROR: list[tuple[type[errors.MemvaultError], int]] = [
+    (errors.InvalidInput, 400),
+    (errors.Unauthenticated, 401),
+    (errors.PermissionDenied, 403),
+    (errors.NotFound, 404),
+    (errors.Conflict, 409),
+    (errors.TooLarge, 413),
+    (errors.QuotaExceeded, 413),
+    (errors.Unprocessable, 422),
+    (errors.RateLimited, 429),
+    (errors.ServiceUnavailable, 503),
+]
+
+_HTTP_TYPES = {
+    400: ("invalid_request", "bad_request"),
+    401: ("authentication_error", "unauthenticated"),
+    403: ("permission_error", "forbidden"),
+    404: ("not_found", "route_not_found"),
+    405: ("invalid_request", "method_not_allowed"),
+    413: ("payload_too_large", "too_large"),
+    415: ("invalid_request", "unsupported_media_type"),
+}
+
+
+def status_for(exc: errors.MemvaultError) -> int:
+    for cls, status in STATUS_BY_ERROR:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def error_body(type_: str, code: str, message: str, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": type_, "code": code, "message": message}
+    body.update(extra)
+    return {"error": body}
+
+
+def _json_safe(details: dict[str, object]) -> dict[str, Any]:
+    return {k: v for k, v in details.items() if isinstance(v, (str, int, float, bool, type(None)))}
+
+
+def error_response(exc: errors.MemvaultError) -> JSONResponse:
+    status = status_for(exc)
+    headers: dict[str, str] = {}
+    if isinstance(exc, errors.RateLimited):
+        headers["Retry-After"] = str(int(exc.retry_after))
+    if isinstance(exc, errors.Unauthenticated):
+        headers["WWW-Authenticate"] = 'Bearer realm="memvault"'
+    body = error_body(exc.type, exc.code, exc.message, **_json_safe(exc.details))
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, errors.MemvaultError)
+    return error_response(exc)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = exc.errors()
+    if any(p.get("type") == "json_invalid" for p in problems):
+        body = error_body("invalid_request", "invalid_json", "the request body is not valid JSON")
+        return JSONResponse(body, status_code=400)
+    parts = []
+    for problem in problems[:5]:
+        where = ".".join(str(x) for x in problem.get("loc", ()) if x != "body")
+        parts.append(f"{where or 'body'}: {problem.get('msg', 'invalid')}")
+    body = error_body("invalid_request", "validation_error", "; ".join(parts))
+    return JSONResponse(body, status_code=422)
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    type_, code = _HTTP_TYPES.get(exc.status_code, ("invalid_request", "http_error"))
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    return JSONResponse(
+        error_body(type_, code, message),
+        status_code=exc.status_code,
+        headers=getattr(exc, "headers", None),
+    )
+
+
+async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    log.error("unhandled error", exc_info=exc)
+    body = error_body("internal_error", "internal_error", "something went wrong on our side")
+    return JSONResponse(body, status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(errors.MemvaultError, _domain_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,64 @@
+"""REST routes for API keys and the account (admin keys only, except /v1/me)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from memvault.api import schemas
+from memvault.api.deps import AdminDep, KeyDep, ServicesDep
+from memvault.domain.models import Limits, Toggles
+
+router = APIRouter(prefix="/v1", tags=["keys and account"])
+
+
+@router.get("/me", response_model=schemas.KeyOut)
+def whoami(key: KeyDep) -> schemas.KeyOut:
+    return schemas.KeyOut.of(key)
+
+
+@router.get("/keys", response_model=list[schemas.KeyOut])
+def list_keys(svc: ServicesDep, admin: AdminDep) -> list[schemas.KeyOut]:
+    return [schemas.KeyOut.of(k) for k in svc.accounts.list_keys(admin.account_id)]
+
+
+@router.post("/keys", response_model=schemas.KeyCreatedOut, status_code=201)
+def create_key(svc: ServicesDep, admin: AdminDep, body: schemas.KeyCreateIn) -> schemas.KeyCreatedOut:
+    issued = svc.accounts.issue_key(
+        admin.account_id,
+        name=body.name,
+        toggles=Toggles(recall=body.recall, tools=body.tools, mcp=body.mcp),
+    )
+    return schemas.KeyCreatedOut(**schemas.KeyOut.of(issued.key).model_dump(), secret=issued.secret)
+
+
+@router.patch("/keys/{key_id}", response_model=schemas.KeyOut)
+def update_key(
+    svc: ServicesDep, admin: AdminDep, key_id: str, body: schemas.TogglesIn
+) -> schemas.KeyOut:
+    current = svc.accounts.get_key(admin.account_id, key_id).toggles
+    toggles = Toggles(
+        recall=current.recall if body.recall is None else body.recall,
+        tools=current.tools if body.tools is None else body.tools,
+        mcp=current.mcp if body.mcp is None else body.mcp,
+    )
+    return schemas.KeyOut.of(svc.accounts.set_toggles(admin.account_id, key_id, toggles))
+
+
+@router.delete("/keys/{key_id}", response_model=schemas.KeyOut)
+def revoke_key(svc: ServicesDep, admin: AdminDep, key_id: str) -> schemas.KeyOut:
+    return schemas.KeyOut.of(svc.accounts.revoke(admin.account_id, key_id))
+
+
+@router.get("/account", response_model=schemas.AccountOut)
+def get_account(svc: ServicesDep, key: KeyDep) -> schemas.AccountOut:
+    return schemas.AccountOut.of(svc.accounts.get_account(key.account_id))
+
+
+@router.patch("/account/limits", response_model=schemas.AccountOut)
+def set_limits(svc: ServicesDep, admin: AdminDep, body: schemas.LimitsIn) -> schemas.AccountOut:
+    current = svc.accounts.get_account(admin.account_id).limits
+    limits = Limits(
+        max_notes=body.max_notes or current.max_notes,
+        max_bytes=body.max_bytes or current.max_bytes,
+    )
+    return schemas.AccountOut.of(svc.accounts.set_limits(admin.account_id, limits))

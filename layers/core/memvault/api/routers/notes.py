@@ -1,0 +1,231 @@
+"""REST routes for notes, their versions and links. Thin: parse, call the service, shape."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from memvault.api import schemas
+from memvault.api.deps import CallerDep, ServicesDep, parse_if_match
+from memvault.errors import InvalidInput
+
+router = APIRouter(prefix="/v1", tags=["notes"])
+
+IfMatch = Annotated[str | None, Header(alias="If-Match")]
+IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match")]
+
+
+def _etag(response: Response, version: int) -> None:
+    response.headers["ETag"] = f'"{version}"'
+
+
+@router.get("/notes", response_model=schemas.NoteList)
+def list_notes(
+    svc: ServicesDep,
+    caller: CallerDep,
+    folder: str = "",
+    tag: str | None = None,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> schemas.NoteList:
+    page = svc.vault.list(caller, folder=folder, tag=tag, cursor=cursor, limit=limit)
+    return schemas.NoteList(
+        notes=[schemas.NoteSummaryOut.of(n) for n in page.items], next_cursor=page.next_cursor
+    )
+
+
+@router.get("/notes/{path:path}/versions/{version}", response_model=schemas.VersionDetailOut)
+def read_version(
+    svc: ServicesDep, caller: CallerDep, path: str, version: int
+) -> schemas.VersionDetailOut:
+    found = svc.vault.version(caller, path, version)
+    return schemas.VersionDetailOut(
+        **schemas.VersionOut.of(found.info).model_dump(), markdown=found.markdown
+    )
+
+
+@router.get("/notes/{path:path}/versions", response_model=list[schemas.VersionOut])
+def list_versions(svc: ServicesDep, caller: CallerDep, path: str) -> list[schemas.VersionOut]:
+    return [schemas.VersionOut.of(v) for v in svc.vault.versions(caller, path)]
+
+
+@router.post("/notes/{path:path}/versions/{version}/restore", response_model=schemas.WriteOut)
+def restore_version(
+    svc: ServicesDep,
+    caller: CallerDep,
+    response: Response,
+    path: str,
+    version: int,
+    if_match: IfMatch = None,
+) -> schemas.WriteOut:
+    outcome = svc.vault.restore(caller, path, version, expected_version=parse_if_match(if_match))
+    _etag(response, outcome.note.version)
+    message = (
+        f"restored version {version} as version {outcome.note.version}"
+        if outcome.changed
+        else f"version {version} is identical to the current note; nothing changed"
+    )
+    return schemas.WriteOut(
+        note=schemas.NoteSummaryOut.of(outcome.note.summary()),
+        changed=outcome.changed,
+        message=message,
+    )
+
+
+@router.get("/notes/{path:path}/backlinks", response_model=list[schemas.NoteSummaryOut])
+def backlinks(svc: ServicesDep, caller: CallerDep, path: str) -> list[schemas.NoteSummaryOut]:
+    return [schemas.NoteSummaryOut.of(n) for n in svc.vault.backlinks(caller, path)]
+
+
+@router.post("/notes/{path:path}/append", response_model=schemas.WriteOut)
+def append_note(
+    svc: ServicesDep,
+    caller: CallerDep,
+    response: Response,
+    path: str,
+    body: schemas.AppendIn,
+    if_match: IfMatch = None,
+) -> schemas.WriteOut:
+    outcome = svc.vault.append(caller, path, body.text, expected_version=parse_if_match(if_match))
+    _etag(response, outcome.note.version)
+    if outcome.note.version == 1:
+        response.status_code = 201
+    return schemas.WriteOut(
+        note=schemas.NoteSummaryOut.of(outcome.note.summary()),
+        changed=True,
+        message=f"appended; the note is at version {outcome.note.version}",
+    )
+
+
+@router.post("/notes/{path:path}/move", response_model=schemas.NoteSummaryOut)
+def move_note(
+    svc: ServicesDep,
+    caller: CallerDep,
+    response: Response,
+    path: str,
+    body: schemas.MoveIn,
+    if_match: IfMatch = None,
+) -> schemas.NoteSummaryOut:
+    note = svc.vault.move(caller, path, body.to, expected_version=parse_if_match(if_match))
+    _etag(response, note.version)
+    return schemas.NoteSummaryOut.of(note.summary())
+
+
+@router.delete("/notes/{path:path}/history", status_code=204)
+def purge_note(svc: ServicesDep, caller: CallerDep, path: str) -> Response:
+    svc.vault.purge(caller, path)
+    return Response(status_code=204)
+
+
+@router.get("/notes/{path:path}", response_model=schemas.NoteOut)
+def read_note(
+    svc: ServicesDep, caller: CallerDep, response: Response, path: str
+) -> schemas.NoteOut:
+    note = svc.vault.read(caller, path)
+    _etag(response, note.version)
+    return schemas.NoteOut.of_note(note)
+
+
+async def _markdown_body(request: Request) -> str:
+    """A note body is either JSON {"markdown": ...} or the raw markdown itself."""
+    raw = await request.body()
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type in ("application/json", ""):
+        if content_type == "" and not raw.lstrip().startswith(b"{"):
+            return _decode(raw)
+        try:
+            return schemas.PutNoteIn.model_validate_json(raw).markdown
+        except ValueError as exc:
+            raise InvalidInput(
+                'the body must be JSON {"markdown": "..."} or text/markdown',
+                code="invalid_body",
+            ) from exc
+    if content_type.startswith("text/"):
+        return _decode(raw)
+    raise InvalidInput(
+        f"unsupported content type {content_type!r}; send application/json or text/markdown",
+        code="unsupported_media_type",
+    )
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput("the note is not valid UTF-8", code="invalid_utf8") from exc
+
+
+@router.put(
+    "/notes/{path:path}",
+    response_model=schemas.WriteOut,
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "application/json": {"schema": schemas.PutNoteIn.model_json_schema()},
+                "text/markdown": {"schema": {"type": "string"}},
+            }
+        }
+    },
+)
+async def put_note(
+    request: Request,
+    svc: ServicesDep,
+    caller: CallerDep,
+    response: Response,
+    path: str,
+    if_match: IfMatch = None,
+    if_none_match: IfNoneMatch = None,
+) -> schemas.WriteOut:
+    markdown = await _markdown_body(request)
+    expected = parse_if_match(if_match, if_none_match)
+    outcome = await run_in_threadpool(
+        svc.vault.write, caller, path, markdown, expected_version=expected
+    )
+    _etag(response, outcome.note.version)
+    if outcome.changed and outcome.note.version == 1:
+        response.status_code = 201
+        message = "created"
+    elif outcome.changed:
+        message = f"saved as version {outcome.note.version}"
+    else:
+        message = f"unchanged: the markdown is identical to version {outcome.note.version}"
+    return schemas.WriteOut(
+        note=schemas.NoteSummaryOut.of(outcome.note.summary()),
+        changed=outcome.changed,
+        message=message,
+    )
+
+
+@router.delete("/notes/{path:path}", status_code=204)
+def delete_note(
+    svc: ServicesDep, caller: CallerDep, path: str, if_match: IfMatch = None
+) -> Response:
+    svc.vault.delete(caller, path, expected_version=parse_if_match(if_match))
+    return Response(status_code=204)
+
+
+@router.get("/search", response_model=schemas.SearchOut)
+def search(
+    svc: ServicesDep,
+    caller: CallerDep,
+    q: Annotated[str, Query(min_length=1, max_length=4096)],
+    folder: str = "",
+    tag: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+) -> schemas.SearchOut:
+    hits = svc.vault.search(caller, q, folder=folder, tag=tag, limit=limit)
+    return schemas.SearchOut(query=q, results=[schemas.SearchHitOut.of(h) for h in hits])
+
+
+@router.get("/recent", response_model=list[schemas.NoteSummaryOut])
+def recent(
+    svc: ServicesDep, caller: CallerDep, limit: Annotated[int, Query(ge=1, le=500)] = 10
+) -> list[schemas.NoteSummaryOut]:
+    return [schemas.NoteSummaryOut.of(n) for n in svc.vault.recent(caller, limit)]
+
+
+@router.get("/tags", response_model=dict[str, int])
+def tags(svc: ServicesDep, caller: CallerDep) -> dict[str, int]:
+    return svc.vault.tags(caller)

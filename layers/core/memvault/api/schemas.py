@@ -1,0 +1,228 @@
+"""Pydantic models for the REST API's request and response bodies."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memvault.domain import markdown as md
+from memvault.domain.models import (
+    Account,
+    ApiKey,
+    Note,
+    NoteSummary,
+    SearchHit,
+    VersionInfo,
+)
+
+
+def iso(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+class NoteSummaryOut(BaseModel):
+    id: str
+    path: str
+    title: str
+    tags: list[str]
+    version: int
+    size: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, note: NoteSummary) -> NoteSummaryOut:
+        return cls(
+            id=note.id,
+            path=note.path,
+            title=note.title,
+            tags=list(note.tags),
+            version=note.version,
+            size=note.size,
+            created_at=iso(note.created_at),
+            updated_at=iso(note.updated_at),
+        )
+
+
+class LinkOut(BaseModel):
+    target: str
+    heading: str | None
+    alias: str | None
+    embed: bool
+
+
+class NoteOut(NoteSummaryOut):
+    markdown: str
+    frontmatter: dict[str, Any]
+    frontmatter_error: str | None
+    links: list[LinkOut]
+
+    @classmethod
+    def of_note(cls, note: Note) -> NoteOut:
+        parsed = md.parse_note(note.path, note.markdown)
+        return cls(
+            **NoteSummaryOut.of(note.summary()).model_dump(),
+            markdown=note.markdown,
+            frontmatter=parsed.frontmatter,
+            frontmatter_error=parsed.frontmatter_error,
+            links=[
+                LinkOut(target=x.target, heading=x.heading, alias=x.alias, embed=x.embed)
+                for x in parsed.links
+            ],
+        )
+
+
+class WriteOut(BaseModel):
+    note: NoteSummaryOut
+    changed: bool
+    message: str
+
+
+class NoteList(BaseModel):
+    notes: list[NoteSummaryOut]
+    next_cursor: str | None
+
+
+class PutNoteIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    markdown: str
+
+
+class AppendIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1)
+
+
+class MoveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    to: str = Field(min_length=1)
+
+
+class VersionOut(BaseModel):
+    version: int
+    path: str
+    size: int
+    sha256: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, info: VersionInfo) -> VersionOut:
+        return cls(
+            version=info.version,
+            path=info.path,
+            size=info.size,
+            sha256=info.sha256,
+            created_at=iso(info.created_at),
+        )
+
+
+class VersionDetailOut(VersionOut):
+    markdown: str
+
+
+class SearchHitOut(BaseModel):
+    id: str
+    path: str
+    title: str
+    tags: list[str]
+    score: float
+    snippet: str
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, hit: SearchHit) -> SearchHitOut:
+        return cls(
+            id=hit.note_id,
+            path=hit.path,
+            title=hit.title,
+            tags=list(hit.tags),
+            score=hit.score,
+            snippet=hit.snippet,
+            updated_at=iso(hit.updated_at),
+        )
+
+
+class SearchOut(BaseModel):
+    query: str
+    results: list[SearchHitOut]
+
+
+class ImportOut(BaseModel):
+    created: int
+    updated: int
+    unchanged: int
+    skipped: int
+    skipped_files: list[str]
+
+
+class TogglesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    recall: bool | None = None
+    tools: bool | None = None
+    mcp: bool | None = None
+
+
+class KeyCreateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=100)
+    recall: bool = False
+    tools: bool = False
+    mcp: bool = False
+
+
+class KeyOut(BaseModel):
+    id: str
+    name: str
+    prefix: str
+    recall: bool
+    tools: bool
+    mcp: bool
+    admin: bool
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @classmethod
+    def of(cls, key: ApiKey) -> KeyOut:
+        return cls(
+            id=key.id,
+            name=key.name,
+            prefix=key.prefix,
+            recall=key.toggles.recall,
+            tools=key.toggles.tools,
+            mcp=key.toggles.mcp,
+            admin=key.admin,
+            created_at=iso(key.created_at),
+            revoked_at=iso(key.revoked_at) if key.revoked_at is not None else None,
+        )
+
+
+class KeyCreatedOut(KeyOut):
+    secret: str = Field(description="The key itself. Shown this once; only a hash is kept.")
+
+
+class LimitsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_notes: int | None = Field(default=None, ge=1)
+    max_bytes: int | None = Field(default=None, ge=1)
+
+
+class AccountOut(BaseModel):
+    id: str
+    name: str
+    max_notes: int
+    max_bytes: int
+    note_count: int
+    total_bytes: int
+
+    @classmethod
+    def of(cls, account: Account) -> AccountOut:
+        return cls(
+            id=account.id,
+            name=account.name,
+            max_notes=account.limits.max_notes,
+            max_bytes=account.limits.max_bytes,
+            note_count=account.note_count,
+            total_bytes=account.total_bytes,
+        )

@@ -1,0 +1,77 @@
+"""Builds the services for the configured backend: the one place adapters are chosen.
+
+Handlers and the CLI ask for a ``Services`` bundle; tests build one per backend with
+explicit settings. ``get_services`` caches it per process (a warm Lambda reuses it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memvault.domain.budgets import BucketPolicy
+from memvault.ports import RateLimiter, SearchIndex, VaultStore
+from memvault.services.accounts import AccountService
+from memvault.services.budgets import BudgetGuard
+from memvault.services.transfer import ImportLimits, TransferService
+from memvault.services.vault import VaultService
+from memvault.settings import Settings, get_settings
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    settings: Settings
+    store: VaultStore
+    index: SearchIndex
+    limiter: RateLimiter
+    accounts: AccountService
+    vault: VaultService
+    transfer: TransferService
+
+
+def build_services(settings: Settings, clock: Callable[[], float] = time.time) -> Services:
+    policy = BucketPolicy(rate_per_minute=settings.budget_per_minute, burst=settings.budget_burst)
+    store: VaultStore
+    index: SearchIndex
+    limiter: RateLimiter
+    if settings.backend == "sqlite":
+        from memvault.adapters.sqlite.budgets import SqliteRateLimiter
+        from memvault.adapters.sqlite.db import Database
+        from memvault.adapters.sqlite.search import SqliteSearchIndex
+        from memvault.adapters.sqlite.store import SqliteVaultStore
+
+        db = Database(settings.sqlite_path)
+        store = SqliteVaultStore(db)
+        index = SqliteSearchIndex(db)
+        limiter = SqliteRateLimiter(db, policy)
+    else:
+        raise NotImplementedError(
+            "MEMVAULT_BACKEND=aws is not available in this build yet; use sqlite"
+        )
+    budgets = BudgetGuard(limiter, clock)
+    vault = VaultService(store, index, budgets, clock)
+    transfer = TransferService(
+        vault,
+        ImportLimits(
+            max_archive_bytes=settings.import_max_archive_bytes,
+            max_uncompressed_bytes=settings.import_max_uncompressed_bytes,
+            max_ratio=settings.import_max_ratio,
+            max_entries=settings.import_max_entries,
+        ),
+    )
+    return Services(
+        settings=settings,
+        store=store,
+        index=index,
+        limiter=limiter,
+        accounts=AccountService(store, clock),
+        vault=vault,
+        transfer=transfer,
+    )
+
+
+@lru_cache(maxsize=1)
+def get_services() -> Services:
+    return build_services(get_settings())

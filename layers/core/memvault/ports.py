@@ -1,0 +1,150 @@
+"""Ports: what the services need from the outside world, as typing.Protocols.
+
+Two families of adapters implement them: ``adapters.sqlite`` (embedded, the default)
+and ``adapters.aws`` (DynamoDB + S3 + OpenSearch). The contract test suite runs the
+same behaviour tests against each, so anything a service relies on is stated here.
+
+Rules every adapter keeps:
+- every method takes ``account_id`` and touches nothing outside that account
+  (tenant isolation is a filter in every query, never a ranking hint);
+- ``VaultStore.commit`` is all-or-nothing: on any exception nothing is visible;
+- adapters raise only ``memvault.errors`` types for conditions a user can cause
+  (Conflict, NotFound, QuotaExceeded, ServiceUnavailable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from memvault.domain.models import (
+    Account,
+    ApiKey,
+    BacklinkSource,
+    Limits,
+    Note,
+    NoteChange,
+    NoteSummary,
+    NoteVersion,
+    SearchDoc,
+    SearchHit,
+    SearchQuery,
+    Toggles,
+    VersionInfo,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[NoteSummary]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NoteKey:
+    """The identity and content hash of one live note (import planning)."""
+
+    path: str
+    version: int
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    """Per change, the note as it is after the commit (None for a delete)."""
+
+    notes: list[Note | None]
+
+
+class VaultStore(Protocol):
+    # --- accounts and keys
+    def create_account(self, account: Account) -> None: ...
+    def get_account(self, account_id: str) -> Account | None: ...
+    def set_limits(self, account_id: str, limits: Limits) -> Account: ...
+    def put_key(self, key: ApiKey, key_hash: str) -> None: ...
+    def key_by_hash(self, key_hash: str) -> ApiKey | None: ...
+    def get_key(self, account_id: str, key_id: str) -> ApiKey | None: ...
+    def list_keys(self, account_id: str) -> list[ApiKey]: ...
+    def update_key(
+        self, account_id: str, key_id: str, *, toggles: Toggles | None, revoked_at: float | None
+    ) -> ApiKey: ...
+
+    # --- notes
+    def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
+        """``path`` is matched exactly (already normalised)."""
+        ...
+
+    def find_by_path_key(self, account_id: str, path_key: str) -> Note | None:
+        """The live note whose casefolded path equals ``path_key`` (case-only twins)."""
+        ...
+
+    def list_notes(
+        self, account_id: str, *, folder: str, tag: str | None, cursor: str | None, limit: int
+    ) -> Page:
+        """Live notes under ``folder`` (normalised prefix), ordered by path.
+
+        ``tag`` matches case-insensitively, nested tags included (``a`` matches ``a/b``).
+        """
+        ...
+
+    def recent_notes(self, account_id: str, *, limit: int) -> list[NoteSummary]: ...
+    def tag_counts(self, account_id: str) -> dict[str, int]: ...
+    def iter_notes(self, account_id: str) -> Iterator[Note]:
+        """Every live note with its markdown, in path order (export, reindex)."""
+        ...
+
+    def note_keys(self, account_id: str) -> dict[str, NoteKey]:
+        """path_key -> NoteKey for every live note (import planning, link counts)."""
+        ...
+
+    def commit(
+        self, account_id: str, changes: Sequence[NoteChange], *, now: float, limits: Limits
+    ) -> CommitResult:
+        """Apply every change or none. Raises Conflict on a version mismatch or an occupied
+        move target, NotFound when a move/delete names no live note, QuotaExceeded when
+        the vault would exceed ``limits`` afterwards."""
+        ...
+
+    # --- versions
+    def list_versions(self, account_id: str, path: str) -> list[VersionInfo]:
+        """Newest first. Works for soft-deleted notes until they are purged."""
+        ...
+
+    def get_version(self, account_id: str, path: str, version: int) -> NoteVersion | None: ...
+    def purge_note(self, account_id: str, path: str) -> bool:
+        """Forget a soft-deleted note and its history. False when there is none."""
+        ...
+
+    # --- links (raw material; resolution rules live in domain.links)
+    def links_to(self, account_id: str, target_keys: Collection[str]) -> list[BacklinkSource]: ...
+    def paths_by_name(self, account_id: str, name_keys: Collection[str]) -> dict[str, list[str]]:
+        """name_key -> paths of live notes with that file name."""
+        ...
+
+    def all_links(self, account_id: str) -> list[BacklinkSource]: ...
+
+
+class SearchIndex(Protocol):
+    def upsert(self, account_id: str, docs: Sequence[SearchDoc]) -> None: ...
+    def delete(self, account_id: str, paths: Collection[str]) -> None: ...
+    def set_inbound(self, account_id: str, counts: Mapping[str, int]) -> None:
+        """Update the inbound-link count of already indexed notes (missing paths ignored)."""
+        ...
+
+    def search(self, account_id: str, query: SearchQuery, *, now: float) -> list[SearchHit]: ...
+    def clear(self, account_id: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetDecision:
+    allowed: bool
+    remaining: float
+    retry_after: float  # seconds until one unit is available (0 when allowed)
+
+
+class RateLimiter(Protocol):
+    def take(self, account_id: str, bucket: str, *, now: float, cost: float = 1.0) -> BudgetDecision:
+        """Atomically take ``cost`` units from the account's ``bucket`` if available."""
+        ...

@@ -1,0 +1,138 @@
+"""Accounts and API keys: creation, authentication, toggles, revocation.
+
+A key's secret is shown once, when it is made, and stored only as a SHA-256 hash
+(keys are 256-bit random, so a fast hash is enough: there is nothing to brute-force).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memvault.domain.models import Account, ApiKey, Limits, Toggles
+from memvault.errors import InvalidInput, NotFound, PermissionDenied, Unauthenticated
+from memvault.ports import VaultStore
+
+KEY_PREFIX = "mvk_"
+LOCAL_ACCOUNT_ID = "local"
+MAX_KEY_NAME = 100
+
+
+def hash_key(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def new_secret() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedKey:
+    key: ApiKey
+    secret: str  # shown to the user once; never stored
+
+
+class AccountService:
+    def __init__(self, store: VaultStore, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.clock = clock
+
+    def create_account(
+        self, name: str, *, account_id: str | None = None, limits: Limits | None = None
+    ) -> Account:
+        account = Account(
+            id=account_id or uuid.uuid4().hex,
+            name=name,
+            created_at=self.clock(),
+            limits=limits or Limits(),
+        )
+        self.store.create_account(account)
+        return account
+
+    def bootstrap_local(self) -> IssuedKey | None:
+        """Create the embedded install's account and admin key on first start.
+
+        Returns the admin key the first time (to print once), None ever after.
+        """
+        if self.store.get_account(LOCAL_ACCOUNT_ID) is not None:
+            return None
+        self.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        return self.issue_key(
+            LOCAL_ACCOUNT_ID,
+            name="admin",
+            toggles=Toggles(recall=True, tools=True, mcp=True),
+            admin=True,
+        )
+
+    def issue_key(
+        self, account_id: str, *, name: str, toggles: Toggles, admin: bool = False
+    ) -> IssuedKey:
+        name = name.strip()
+        if not name or len(name) > MAX_KEY_NAME:
+            raise InvalidInput(
+                f"a key name must be 1 to {MAX_KEY_NAME} characters", code="invalid_key_name"
+            )
+        if self.store.get_account(account_id) is None:
+            raise NotFound(f"no account {account_id!r}", code="account_not_found")
+        secret = new_secret()
+        key = ApiKey(
+            id=uuid.uuid4().hex[:16],
+            account_id=account_id,
+            name=name,
+            prefix=secret[: len(KEY_PREFIX) + 6],
+            toggles=toggles,
+            admin=admin,
+            created_at=self.clock(),
+        )
+        self.store.put_key(key, hash_key(secret))
+        return IssuedKey(key=key, secret=secret)
+
+    def authenticate(self, secret: str | None) -> ApiKey:
+        if not secret:
+            raise Unauthenticated("an API key is required (Authorization: Bearer <key>)",
+                                  code="missing_api_key")
+        key = self.store.key_by_hash(hash_key(secret.strip()))
+        if key is None:
+            raise Unauthenticated("the API key is not valid", code="invalid_api_key")
+        if not key.active:
+            raise Unauthenticated("the API key has been revoked", code="revoked_api_key")
+        return key
+
+    @staticmethod
+    def require_admin(key: ApiKey) -> None:
+        if not key.admin:
+            raise PermissionDenied(
+                "this needs an admin key; the key used can manage notes only",
+                code="admin_required",
+            )
+
+    def list_keys(self, account_id: str) -> list[ApiKey]:
+        return self.store.list_keys(account_id)
+
+    def get_key(self, account_id: str, key_id: str) -> ApiKey:
+        key = self.store.get_key(account_id, key_id)
+        if key is None:
+            raise NotFound(f"no key {key_id!r} in this account", code="key_not_found")
+        return key
+
+    def set_toggles(self, account_id: str, key_id: str, toggles: Toggles) -> ApiKey:
+        self.get_key(account_id, key_id)
+        return self.store.update_key(account_id, key_id, toggles=toggles, revoked_at=None)
+
+    def revoke(self, account_id: str, key_id: str) -> ApiKey:
+        self.get_key(account_id, key_id)
+        return self.store.update_key(account_id, key_id, toggles=None, revoked_at=self.clock())
+
+    def set_limits(self, account_id: str, limits: Limits) -> Account:
+        if limits.max_notes < 1 or limits.max_bytes < 1:
+            raise InvalidInput("limits must be positive", code="invalid_limits")
+        return self.store.set_limits(account_id, limits)
+
+    def get_account(self, account_id: str) -> Account:
+        account = self.store.get_account(account_id)
+        if account is None:
+            raise NotFound(f"no account {account_id!r}", code="account_not_found")
+        return account

@@ -1,0 +1,294 @@
+"""Obsidian vault import and export as zip archives.
+
+Import is all or nothing: the whole archive is read and validated first (paths,
+sizes, encoding, duplicates, capacity), then every change is handed to storage in one
+atomic commit. An import adds and updates, never deletes; a note whose markdown is
+unchanged is not touched, so exporting and re-importing creates no versions.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import IO, BinaryIO
+
+from memvault.domain import paths
+from memvault.domain.budgets import Bucket
+from memvault.domain.models import MAX_NOTE_BYTES, Limits, NoteChange
+from memvault.errors import InvalidPath, QuotaExceeded, TooLarge, Unprocessable
+from memvault.services.context import Caller
+from memvault.services.vault import VaultService, build_put
+
+# Called with (done, total) as an import or export makes progress.
+Progress = Callable[[int, int], None]
+
+MAX_SKIPPED_LISTED = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ImportLimits:
+    max_archive_bytes: int = 1024 * 1024 * 1024
+    max_uncompressed_bytes: int = 2 * 1024 * 1024 * 1024
+    max_ratio: float = 200.0
+    max_entries: int = 200_000
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    skipped_files: list[str] = field(default_factory=list)
+
+    def skip(self, name: str) -> None:
+        self.skipped += 1
+        if len(self.skipped_files) < MAX_SKIPPED_LISTED:
+            self.skipped_files.append(name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    info: zipfile.ZipInfo
+    path: str
+
+
+def _refuse(message: str, code: str, **details: object) -> Unprocessable:
+    return Unprocessable(f"import refused, nothing was changed: {message}", code=code, **details)
+
+
+def _vault_root(names: list[str]) -> str:
+    """A zipped vault folder ("MyVault/.obsidian/...") is imported from inside it.
+
+    Only a top folder that holds `.obsidian/` is taken as the vault root: stripping
+    any common folder would move notes of a vault that happens to keep them all in
+    one folder, and then export → import would no longer round-trip.
+    """
+    tops = {n.split("/", 1)[0] for n in names if n}
+    if len(tops) == 1:
+        top = next(iter(tops))
+        if any(n.startswith(f"{top}/.obsidian/") for n in names):
+            return top + "/"
+    return ""
+
+
+def _is_symlink(info: zipfile.ZipInfo) -> bool:
+    mode = info.external_attr >> 16
+    return info.create_system == 3 and stat.S_ISLNK(mode)
+
+
+def _unsafe_name(name: str) -> str | None:
+    """Why an entry name points outside the vault, or None when it is inside."""
+    if name.startswith(("/", "\\")):
+        return "an absolute path"
+    if "\\" in name:
+        return "a backslash path"
+    if len(name) >= 2 and name[1] == ":" and name[0].isalpha():
+        return "a drive-letter path"
+    if any(seg in ("..", ".") for seg in name.split("/")):
+        return "a path with '..' or '.'"
+    if "\x00" in name:
+        return "a NUL byte"
+    return None
+
+
+def _hidden(path: str) -> bool:
+    # Obsidian ignores dot-folders (.obsidian config, .trash, .git): so does the import.
+    return any(seg.startswith(".") for seg in path.split("/")[:-1])
+
+
+class TransferService:
+    def __init__(self, vault: VaultService, limits: ImportLimits | None = None) -> None:
+        self.vault = vault
+        self.limits = limits or ImportLimits()
+
+    # ------------------------------------------------------------------ import
+    def import_zip(
+        self, caller: Caller, archive: BinaryIO, *, progress: Progress | None = None
+    ) -> ImportReport:
+        size = archive.seek(0, 2)
+        archive.seek(0)
+        if size > self.limits.max_archive_bytes:
+            raise TooLarge(
+                f"the archive is {size} bytes; an import may be at most"
+                f" {self.limits.max_archive_bytes} bytes",
+                code="archive_too_large",
+            )
+        try:
+            zf = zipfile.ZipFile(archive)
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            raise _refuse("the file is not a zip archive", "not_a_zip") from exc
+        with zf:
+            report = ImportReport()
+            entries = self._validate(zf, size, report)
+            self.vault.budgets.charge(caller.account_id, Bucket.WRITES)
+            changes = self._plan(caller, zf, entries, report, progress)
+        if changes:
+            self.vault.commit(caller, changes)
+        return report
+
+    def _validate(self, zf: zipfile.ZipFile, archive_size: int, report: ImportReport) -> list[_Entry]:
+        infos = zf.infolist()
+        if len(infos) > self.limits.max_entries:
+            raise _refuse(
+                f"the archive has {len(infos)} entries; at most {self.limits.max_entries}",
+                "too_many_entries",
+            )
+        root = _vault_root([i.filename for i in infos])
+        entries: list[_Entry] = []
+        seen: dict[str, str] = {}
+        declared_total = 0
+        for info in infos:
+            name = info.filename
+            why = _unsafe_name(name)
+            if why:
+                raise _refuse(f"{name!r} is {why}, outside the vault", "unsafe_path", entry=name)
+            if _is_symlink(info):
+                raise _refuse(f"{name!r} is a symbolic link", "symlink_entry", entry=name)
+            if info.flag_bits & 0x1:
+                raise _refuse(f"{name!r} is encrypted", "encrypted_entry", entry=name)
+            if info.is_dir():
+                continue
+            rel = name[len(root) :] if root and name.startswith(root) else name
+            if not rel.endswith(".md") or _hidden(rel):
+                report.skip(name)
+                continue
+            try:
+                path = paths.normalize_path(rel)
+            except InvalidPath as exc:
+                raise _refuse(f"{name!r}: {exc.message}", "invalid_path", entry=name) from exc
+            if info.file_size > MAX_NOTE_BYTES:
+                raise TooLarge(
+                    f"import refused, nothing was changed: {name!r} is {info.file_size} bytes;"
+                    f" a note may hold at most {MAX_NOTE_BYTES} bytes (1 MB)",
+                    code="note_too_large",
+                    entry=name,
+                )
+            key = paths.path_key(path)
+            if key in seen:
+                raise _refuse(
+                    f"{seen[key]!r} and {name!r} are the same note path (paths are compared"
+                    " after normalisation, ignoring case)",
+                    "duplicate_path",
+                    entry=name,
+                )
+            seen[key] = name
+            declared_total += info.file_size
+            entries.append(_Entry(info=info, path=path))
+        if declared_total > self.limits.max_uncompressed_bytes:
+            raise _refuse(
+                f"the notes unpack to {declared_total} bytes; at most"
+                f" {self.limits.max_uncompressed_bytes}",
+                "archive_too_large_unpacked",
+            )
+        if archive_size and declared_total / archive_size > self.limits.max_ratio:
+            raise _refuse(
+                f"the archive expands {declared_total / archive_size:.0f}-fold; at most"
+                f" {self.limits.max_ratio:.0f}-fold (a zip bomb?)",
+                "zip_bomb",
+            )
+        return entries
+
+    def _read(self, zf: zipfile.ZipFile, entry: _Entry) -> str:
+        # Read at most one byte past the limit: declared sizes can lie.
+        try:
+            with zf.open(entry.info) as fh:
+                data = fh.read(MAX_NOTE_BYTES + 1)
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
+            raise _refuse(
+                f"{entry.info.filename!r} cannot be read ({exc})", "corrupt_entry"
+            ) from exc
+        if len(data) > MAX_NOTE_BYTES:
+            raise TooLarge(
+                f"import refused, nothing was changed: {entry.info.filename!r} unpacks to more"
+                f" than {MAX_NOTE_BYTES} bytes; a note may hold at most that (1 MB)",
+                code="note_too_large",
+                entry=entry.info.filename,
+            )
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _refuse(
+                f"{entry.info.filename!r} is not valid UTF-8 (byte {exc.start})",
+                "invalid_utf8",
+                entry=entry.info.filename,
+            ) from exc
+
+    def _plan(
+        self,
+        caller: Caller,
+        zf: zipfile.ZipFile,
+        entries: list[_Entry],
+        report: ImportReport,
+        progress: Progress | None,
+    ) -> list[NoteChange]:
+        existing = self.vault.store.note_keys(caller.account_id)
+        account = self.vault.store.get_account(caller.account_id)
+        limits = account.limits if account else Limits()
+        count = account.note_count if account else 0
+        total_bytes = account.total_bytes if account else 0
+        changes: list[NoteChange] = []
+        for done, entry in enumerate(entries, start=1):
+            markdown = self._read(zf, entry)
+            put = build_put(entry.path, markdown)
+            current = existing.get(paths.path_key(entry.path))
+            if current is None:
+                report.created += 1
+                count += 1
+                total_bytes += put.size
+                changes.append(replace(put, expected_version=0))
+            elif current.sha256 == put.sha256:
+                report.unchanged += 1
+            else:
+                # Update the vault's note at its own spelling of the path, and only if it
+                # is still the version we compared against.
+                report.updated += 1
+                total_bytes += put.size - current.size
+                changes.append(build_put(current.path, markdown, expected_version=current.version))
+            if progress:
+                progress(done, len(entries))
+        if count > limits.max_notes and count > (account.note_count if account else 0):
+            raise QuotaExceeded(
+                f"import refused, nothing was changed: the vault would hold {count} notes;"
+                f" its limit is {limits.max_notes}",
+                code="vault_note_limit",
+            )
+        if total_bytes > limits.max_bytes and total_bytes > (account.total_bytes if account else 0):
+            raise QuotaExceeded(
+                f"import refused, nothing was changed: the vault would hold {total_bytes} bytes"
+                f" of notes; its limit is {limits.max_bytes} bytes",
+                code="vault_byte_limit",
+            )
+        return changes
+
+    # ------------------------------------------------------------------ export
+    def export_zip(
+        self, caller: Caller, out: IO[bytes], *, progress: Progress | None = None
+    ) -> int:
+        """Write every live note at its path, byte-identical, to ``out``. Returns the count."""
+        total = self.vault.store.get_account(caller.account_id)
+        expected = total.note_count if total else 0
+        written = 0
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+            for note in self.vault.store.iter_notes(caller.account_id):
+                info = zipfile.ZipInfo(note.path, date_time=_zip_time(note.updated_at))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, note.markdown.encode("utf-8"))
+                written += 1
+                if progress:
+                    progress(written, max(expected, written))
+        return written
+
+
+def _zip_time(epoch: float) -> tuple[int, int, int, int, int, int]:
+    t = time.gmtime(max(epoch, 315532800.0))  # zip cannot store dates before 1980
+    return (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
+
+
+def iter_file(fh: BinaryIO, chunk: int = 1024 * 1024) -> Iterator[bytes]:
+    while data := fh.read(chunk):
+        yield data

@@ -1,0 +1,45 @@
+"""Configuration, read from MEMVAULT_* environment variables (and a .env file if present)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "memvault"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MEMVAULT_", env_file=".env", extra="ignore")
+
+    backend: Literal["sqlite", "aws"] = "sqlite"
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    host: str = "127.0.0.1"
+    port: int = 8080
+    log_level: str = "INFO"
+
+    # Budgets: units per minute and burst, per account and kind (writes, searches).
+    budget_per_minute: float = 120.0
+    budget_burst: float = 60.0
+
+    # Import guards against zip bombs: total uncompressed bytes and per-entry ratio.
+    import_max_archive_bytes: int = 1024 * 1024 * 1024
+    import_max_uncompressed_bytes: int = 2 * 1024 * 1024 * 1024
+    import_max_ratio: float = 200.0
+    import_max_entries: int = 200_000
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "memvault.sqlite3"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
