@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import FakeClock
 
 from memvault.container import Services
 from memvault.errors import Conflict, InvalidInput, NotFound, RateLimited
 from memvault.services.context import Caller, Surface
-from tests.conftest import FakeClock
 
 
 def paths_of(notes: list) -> list[str]:  # type: ignore[type-arg]
@@ -71,9 +71,7 @@ def test_move_uses_a_full_path_when_the_new_name_is_not_unique(
     assert paths_of(services.vault.backlinks(user, "y/Target.md")) == ["a.md"]
 
 
-def test_move_onto_an_existing_note_is_refused_atomically(
-    services: Services, user: Caller
-) -> None:
+def test_move_onto_an_existing_note_is_refused_atomically(services: Services, user: Caller) -> None:
     services.vault.write(user, "a.md", "a [[b]]")
     services.vault.write(user, "b.md", "b")
     services.vault.write(user, "c.md", "c")
@@ -114,8 +112,20 @@ def test_search_filters_by_folder_and_tag(services: Services, user: Caller) -> N
 
 @pytest.mark.parametrize(
     "text",
-    ['"unbalanced', "a AND OR NOT", "col:umn", "NEAR(a b)", "*", "^start", "(((", "a -b +c",
-     "title:evil}", "'; DROP TABLE notes; --", "{path}: x", "émigré 日本語"],
+    [
+        '"unbalanced',
+        "a AND OR NOT",
+        "col:umn",
+        "NEAR(a b)",
+        "*",
+        "^start",
+        "(((",
+        "a -b +c",
+        "title:evil}",
+        "'; DROP TABLE notes; --",
+        "{path}: x",
+        "émigré 日本語",
+    ],
 )
 def test_search_syntax_in_user_text_never_raises(
     services: Services, user: Caller, text: str
@@ -190,7 +200,7 @@ def test_tenants_never_see_each_other(services: Services, user: Caller) -> None:
     assert paths_of(services.vault.search(other, "secret")) == []
     with pytest.raises(NotFound):
         services.vault.read(other, "shared-name.md")
-    assert paths_of(services.vault.list(other).items) == ["mine.md", "x.md"]
+    assert paths_of(services.vault.list_notes(other).items) == ["mine.md", "x.md"]
     assert services.vault.backlinks(other, "x.md") == []
     with pytest.raises(NotFound):
         services.vault.versions(other, "shared-name.md")

@@ -34,15 +34,25 @@ def test_paths_are_nfc_normalised(services: Services, user: Caller) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["/abs.md", "../up.md", "a/../b.md", "a//b.md", "no-suffix", "a\\b.md", "x\x01.md",
-            "C:/win.md", ("é" * 300) + ".md"],
+    "bad",
+    [
+        "/abs.md",
+        "../up.md",
+        "a/../b.md",
+        "a//b.md",
+        "no-suffix",
+        "a\\b.md",
+        "x\x01.md",
+        "C:/win.md",
+        ("é" * 300) + ".md",
+    ],
 )
 def test_bad_paths_are_refused_and_nothing_is_written(
     services: Services, user: Caller, bad: str
 ) -> None:
     with pytest.raises(InvalidPath):
         services.vault.write(user, bad, "text")
-    assert services.vault.list(user).items == []
+    assert services.vault.list_notes(user).items == []
 
 
 def test_note_over_one_megabyte_is_refused_with_the_limit(services: Services, user: Caller) -> None:
@@ -125,9 +135,7 @@ def test_delete_keeps_history_until_purged(services: Services, user: Caller) -> 
         services.vault.versions(user, "n.md")
 
 
-def test_recreating_a_deleted_note_continues_its_history(
-    services: Services, user: Caller
-) -> None:
+def test_recreating_a_deleted_note_continues_its_history(services: Services, user: Caller) -> None:
     services.vault.write(user, "n.md", "old")
     services.vault.delete(user, "n.md")
     again = services.vault.write(user, "n.md", "new")
@@ -148,14 +156,14 @@ def test_listing_by_folder_tag_and_pages(services: Services, user: Caller) -> No
         services.vault.write(user, f"projects/p{i}.md", f"#project/alpha item {i}")
     services.vault.write(user, "projects-old/x.md", "#other")
     services.vault.write(user, "root.md", "#project")
-    page = services.vault.list(user, folder="projects", limit=2)
+    page = services.vault.list_notes(user, folder="projects", limit=2)
     assert [n.path for n in page.items] == ["projects/p0.md", "projects/p1.md"]
-    rest = services.vault.list(user, folder="projects", limit=10, cursor=page.next_cursor)
+    rest = services.vault.list_notes(user, folder="projects", limit=10, cursor=page.next_cursor)
     assert [n.path for n in rest.items] == [f"projects/p{i}.md" for i in range(2, 5)]
     assert rest.next_cursor is None
-    tagged = services.vault.list(user, tag="project")
+    tagged = services.vault.list_notes(user, tag="project")
     assert len(tagged.items) == 6  # nested tags match their parent
-    assert len(services.vault.list(user, tag="project/alpha").items) == 5
+    assert len(services.vault.list_notes(user, tag="project/alpha").items) == 5
     assert services.vault.tags(user)["project/alpha"] == 5
 
 
@@ -175,7 +183,7 @@ def test_vault_note_quota_refuses_the_write_past_it(services: Services, user: Ca
     with pytest.raises(QuotaExceeded):
         services.vault.write(user, "c.md", "c")
     services.vault.write(user, "a.md", "edits still work")
-    assert len(services.vault.list(user).items) == 2
+    assert len(services.vault.list_notes(user).items) == 2
 
 
 def test_vault_byte_quota(services: Services, user: Caller) -> None:

@@ -68,7 +68,7 @@ def parse_if_match(if_match: str | None, if_none_match: str | None = None) -> in
     value = value.strip('"')
     if not value.isdigit() or int(value) < 1:
         raise InvalidInput(
-            "If-Match must be a note version (the ETag of a read), e.g. \"3\"",
+            'If-Match must be a note version (the ETag of a read), e.g. "3"',
             code="invalid_precondition",
         )
     return int(value)

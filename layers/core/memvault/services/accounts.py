@@ -92,8 +92,9 @@ class AccountService:
 
     def authenticate(self, secret: str | None) -> ApiKey:
         if not secret:
-            raise Unauthenticated("an API key is required (Authorization: Bearer <key>)",
-                                  code="missing_api_key")
+            raise Unauthenticated(
+                "an API key is required (Authorization: Bearer <key>)", code="missing_api_key"
+            )
         key = self.store.key_by_hash(hash_key(secret.strip()))
         if key is None:
             raise Unauthenticated("the API key is not valid", code="invalid_api_key")

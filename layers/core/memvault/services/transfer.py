@@ -130,7 +130,9 @@ class TransferService:
             self.vault.commit(caller, changes)
         return report
 
-    def _validate(self, zf: zipfile.ZipFile, archive_size: int, report: ImportReport) -> list[_Entry]:
+    def _validate(
+        self, zf: zipfile.ZipFile, archive_size: int, report: ImportReport
+    ) -> list[_Entry]:
         infos = zf.infolist()
         if len(infos) > self.limits.max_entries:
             raise _refuse(

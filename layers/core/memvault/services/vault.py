@@ -121,7 +121,7 @@ class VaultService:
             raise NotFound(f"no note at {norm!r}", code="note_not_found")
         return note
 
-    def list(
+    def list_notes(
         self,
         caller: Caller,
         *,
@@ -191,9 +191,7 @@ class VaultService:
         norm = paths.normalize_path(path)
         found = self.store.get_version(caller.account_id, norm, version)
         if found is None:
-            raise NotFound(
-                f"{norm!r} has no kept version {version}", code="version_not_found"
-            )
+            raise NotFound(f"{norm!r} has no kept version {version}", code="version_not_found")
         return found
 
     # ------------------------------------------------------------------ writes
@@ -222,8 +220,10 @@ class VaultService:
         check_note_size(norm, markdown)
         # Appending is based on the version read: a concurrent writer makes this a 409
         # (never a lost update) unless the caller pinned nothing, where it still is one.
-        pinned = expected_version if expected_version is not None else (
-            current.version if current else 0
+        pinned = (
+            expected_version
+            if expected_version is not None
+            else (current.version if current else 0)
         )
         return self._put(caller, build_put(norm, markdown, pinned))
 
@@ -342,9 +342,7 @@ class VaultService:
             return paths.stem(new)
         return new[: -len(".md")]
 
-    def _backlink_sources(
-        self, account_id: str, targets: Collection[str]
-    ) -> dict[str, set[str]]:
+    def _backlink_sources(self, account_id: str, targets: Collection[str]) -> dict[str, set[str]]:
         """For each target path, the live notes whose links resolve to it."""
         keys: set[str] = set()
         for target in targets:
@@ -403,7 +401,7 @@ class VaultService:
         """
         try:
             self._reindex_changes(account_id, changes, results, before)
-        except Exception:  # noqa: BLE001 - logged and left to reindex, by design
+        except Exception:
             log.exception("search index update failed", extra={"account_id": account_id})
 
     def _reindex_changes(
@@ -413,9 +411,7 @@ class VaultService:
         results: Sequence[Note | None],
         before: dict[str, Note | None],
     ) -> None:
-        removed = [
-            c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))
-        ]
+        removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
         if removed:
             self.index.delete(account_id, removed)
         written = {n.path: n for n in results if n is not None}
@@ -457,9 +453,7 @@ class VaultService:
         self.index.upsert(
             account_id, [search_doc(n, counts.get(n.path, 0)) for n in written.values()]
         )
-        self.index.set_inbound(
-            account_id, {p: c for p, c in counts.items() if p not in written}
-        )
+        self.index.set_inbound(account_id, {p: c for p, c in counts.items() if p not in written})
 
     def reindex(self, account_id: str) -> int:
         """Rebuild the account's search index from storage. Returns notes indexed."""

@@ -12,7 +12,9 @@ class SqliteRateLimiter:
         self.db = db
         self.policy = policy
 
-    def take(self, account_id: str, bucket: str, *, now: float, cost: float = 1.0) -> BudgetDecision:
+    def take(
+        self, account_id: str, bucket: str, *, now: float, cost: float = 1.0
+    ) -> BudgetDecision:
         with self.db.transaction() as conn:
             row = conn.execute(
                 "SELECT tokens, updated_at FROM budgets WHERE account_id = ? AND bucket = ?",

@@ -84,7 +84,8 @@ class SqliteSearchIndex:
                     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
                 conn.execute(
                     "INSERT INTO search_fts (rowid, account, path, title, tags, body, note_id,"
-                    " updated_at, inbound, tag_keys, tags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " updated_at, inbound, tag_keys, tags_json)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rowid,
                         account_id,

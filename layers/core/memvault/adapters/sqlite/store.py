@@ -98,7 +98,9 @@ def _decode_cursor(cursor: str) -> str:
     try:
         return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
     except (ValueError, UnicodeError) as exc:
-        raise InvalidInput("the cursor is not one this server issued", code="invalid_cursor") from exc
+        raise InvalidInput(
+            "the cursor is not one this server issued", code="invalid_cursor"
+        ) from exc
 
 
 class SqliteVaultStore:
@@ -352,8 +354,10 @@ class SqliteVaultStore:
             _check_quota(before, after, limits)
         return CommitResult(notes=results)
 
-    def _live_by_key(self, conn: sqlite3.Connection, account_id: str, path: str) -> sqlite3.Row:
-        row: sqlite3.Row = conn.execute(
+    def _live_by_key(
+        self, conn: sqlite3.Connection, account_id: str, path: str
+    ) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = conn.execute(
             "SELECT id, path, version, size, sha256 FROM notes WHERE account_id = ? AND"
             " path_key = ? AND deleted_at IS NULL",
             (account_id, paths.path_key(path)),
@@ -466,7 +470,7 @@ class SqliteVaultStore:
     def _require_live(
         self, conn: sqlite3.Connection, account_id: str, path: str, expected: int | None
     ) -> sqlite3.Row:
-        row = conn.execute(
+        row: sqlite3.Row | None = conn.execute(
             "SELECT id, version, size FROM notes WHERE account_id = ? AND path = ?"
             " AND deleted_at IS NULL",
             (account_id, path),
@@ -476,7 +480,9 @@ class SqliteVaultStore:
         _check_expected(path, expected, row["version"])
         return row
 
-    def _move(self, conn: sqlite3.Connection, account_id: str, change: MoveNote, now: float) -> Note:
+    def _move(
+        self, conn: sqlite3.Connection, account_id: str, change: MoveNote, now: float
+    ) -> Note:
         row = self._require_live(conn, account_id, change.path, change.expected_version)
         if paths.path_key(change.new_path) != paths.path_key(change.path):
             occupant = self._live_by_key(conn, account_id, change.new_path)

@@ -22,7 +22,9 @@ def list_keys(svc: ServicesDep, admin: AdminDep) -> list[schemas.KeyOut]:
 
 
 @router.post("/keys", response_model=schemas.KeyCreatedOut, status_code=201)
-def create_key(svc: ServicesDep, admin: AdminDep, body: schemas.KeyCreateIn) -> schemas.KeyCreatedOut:
+def create_key(
+    svc: ServicesDep, admin: AdminDep, body: schemas.KeyCreateIn
+) -> schemas.KeyCreatedOut:
     issued = svc.accounts.issue_key(
         admin.account_id,
         name=body.name,

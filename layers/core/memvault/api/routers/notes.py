@@ -30,7 +30,7 @@ def list_notes(
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> schemas.NoteList:
-    page = svc.vault.list(caller, folder=folder, tag=tag, cursor=cursor, limit=limit)
+    page = svc.vault.list_notes(caller, folder=folder, tag=tag, cursor=cursor, limit=limit)
     return schemas.NoteList(
         notes=[schemas.NoteSummaryOut.of(n) for n in page.items], next_cursor=page.next_cursor
     )

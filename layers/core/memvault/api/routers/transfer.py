@@ -47,8 +47,9 @@ async def _spool_body(request: Request, limit: int) -> IO[bytes]:
     "/import",
     response_model=schemas.ImportOut,
     openapi_extra={
-        "requestBody": {"content": {"application/zip": {"schema": {"type": "string",
-                                                                   "format": "binary"}}}}
+        "requestBody": {
+            "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}}
+        }
     },
 )
 async def import_vault(request: Request, svc: ServicesDep, caller: CallerDep) -> schemas.ImportOut:
