@@ -33,7 +33,7 @@ from memvault.domain.models import (
     VersionInfo,
 )
 from memvault.domain.screening import screen_text
-from memvault.errors import InvalidInput, NotFound, TooLarge, Unprocessable
+from memvault.errors import Conflict, InvalidInput, NotFound, TooLarge, Unprocessable
 from memvault.ports import Page, SearchIndex, VaultStore
 from memvault.services.budgets import BudgetGuard
 from memvault.services.context import Caller
@@ -45,6 +45,8 @@ MAX_SEARCH_LIMIT = 100
 # Past this many changed notes in one commit, inbound link counts are recomputed for
 # the whole vault in one pass instead of note by note.
 BULK_RELINK_THRESHOLD = 200
+# An unpinned append re-reads and retries this often when another writer got in first.
+APPEND_ATTEMPTS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,20 +214,26 @@ class VaultService:
             raise InvalidInput("there is nothing to append", code="empty_append")
         self._check_content(caller, norm, text)
         self.budgets.charge(caller.account_id, Bucket.WRITES)
-        current = self.store.get_note(caller.account_id, norm)
-        base = current.markdown if current else ""
-        if base and not base.endswith("\n"):
-            base += "\n"
-        markdown = base + text
-        check_note_size(norm, markdown)
-        # Appending is based on the version read: a concurrent writer makes this a 409
-        # (never a lost update) unless the caller pinned nothing, where it still is one.
-        pinned = (
-            expected_version
-            if expected_version is not None
-            else (current.version if current else 0)
-        )
-        return self._put(caller, build_put(norm, markdown, pinned))
+        # Each attempt is pinned to the version it read, so a concurrent writer can never
+        # be overwritten. Unpinned appends commute, so they re-read and retry instead of
+        # surfacing the race; a pinned one reports it (409).
+        attempts = 1 if expected_version is not None else APPEND_ATTEMPTS
+        for attempt in range(attempts):
+            current = self.store.get_note(caller.account_id, norm)
+            base = current.markdown if current else ""
+            if base and not base.endswith("\n"):
+                base += "\n"
+            markdown = base + text
+            check_note_size(norm, markdown)
+            pinned = expected_version
+            if pinned is None:
+                pinned = current.version if current else 0
+            try:
+                return self._put(caller, build_put(norm, markdown, pinned))
+            except Conflict as exc:
+                if exc.code != "version_conflict" or attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def restore(
         self, caller: Caller, path: str, version: int, *, expected_version: int | None = None

@@ -1,0 +1,100 @@
+"""Properties of the pure ranking, query-term, link-resolution and budget functions."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memvault.domain import budgets, links, query, ranking
+
+DAY = ranking.SECONDS_PER_DAY
+NOW = 1_780_000_000.0
+
+ages = st.floats(min_value=0, max_value=50 * 365 * DAY, allow_nan=False)
+inbound = st.integers(min_value=0, max_value=100_000)
+
+
+@given(ages, inbound)
+def test_multiplier_is_bounded(age: float, n: int) -> None:
+    m = ranking.multiplier(NOW - age, n, NOW)
+    assert 1.0 <= m <= ranking.MAX_MULTIPLIER
+
+
+@given(ages, ages, inbound)
+def test_newer_never_ranks_lower(a: float, b: float, n: int) -> None:
+    newer, older = min(a, b), max(a, b)
+    assert ranking.final_score(1.0, NOW - newer, n, NOW) >= ranking.final_score(
+        1.0, NOW - older, n, NOW
+    )
+
+
+@given(inbound, inbound, ages)
+def test_more_links_never_rank_lower(a: int, b: int, age: float) -> None:
+    more, fewer = max(a, b), min(a, b)
+    assert ranking.final_score(1.0, NOW - age, more, NOW) >= ranking.final_score(
+        1.0, NOW - age, fewer, NOW
+    )
+
+
+@given(ages, ages, inbound, inbound)
+def test_relevance_dominates(age_a: float, age_b: float, n_a: int, n_b: int) -> None:
+    # A note 1.5x as relevant is never beaten, whatever the other's recency and links.
+    strong = ranking.final_score(1.5, NOW - age_a, n_a, NOW)
+    weak = ranking.final_score(1.0, NOW - age_b, n_b, NOW)
+    assert strong >= weak
+
+
+def test_recency_halves_at_the_half_life() -> None:
+    assert ranking.recency(NOW, NOW) == 1.0
+    assert abs(ranking.recency(NOW - ranking.RECENCY_HALF_LIFE_DAYS * DAY, NOW) - 0.5) < 1e-9
+    assert ranking.recency(NOW + 100, NOW) == 1.0  # clock skew never boosts past 1
+
+
+def test_search_terms_drop_stop_words_and_syntax() -> None:
+    assert query.search_terms('What is "the" plan AND NEAR(x)?') == ["what", "plan", "near", "x"]
+    assert query.search_terms("the a") == ["the", "a"]
+    assert query.search_terms("  ***  ") == []
+    assert len(query.search_terms(" ".join(f"w{i}" for i in range(500)))) == query.MAX_TERMS
+
+
+@given(st.text())
+def test_search_terms_are_plain_words(text: str) -> None:
+    for term in query.search_terms(text):
+        assert term and all(ch.isalnum() or ch == "_" for ch in term)
+
+
+def test_link_resolution_rules() -> None:
+    live = {"plan": "Plan.md", "x/other": "x/Other.md"}
+    by_name = {"plan": ["Plan.md", "y/Plan.md"], "other": ["x/Other.md"], "dup": ["a/dup.md",
+                                                                            "b/dup.md"]}
+    assert links.resolve("plan", False, live, by_name) == "Plan.md"  # root note wins
+    assert links.resolve("other", False, live, by_name) == "x/Other.md"  # unique name
+    assert links.resolve("dup", False, live, by_name) is None  # ambiguous stays dangling
+    assert links.resolve("x/other", True, live, by_name) == "x/Other.md"
+    assert links.resolve("y/other", True, live, by_name) is None  # folders are exact
+    assert links.resolve("missing", False, live, by_name) is None
+
+
+def test_bucket_allows_a_burst_then_refills_at_the_rate() -> None:
+    policy = budgets.BucketPolicy(rate_per_minute=120, burst=60)
+    state = None
+    for _ in range(60):
+        allowed, state, _wait = budgets.take(state, NOW, policy)
+        assert allowed
+    allowed, state, wait = budgets.take(state, NOW, policy)
+    assert not allowed and abs(wait - 0.5) < 1e-9
+    allowed, state, _ = budgets.take(state, NOW + 0.5, policy)
+    assert allowed
+    full = budgets.refill(state, NOW + 3600, policy)
+    assert full.tokens == policy.burst  # never more than the burst
+
+
+@given(st.lists(st.floats(min_value=0, max_value=10, allow_nan=False), max_size=200))
+def test_bucket_never_goes_negative_or_over_burst(gaps: list[float]) -> None:
+    policy = budgets.BucketPolicy()
+    state, now = None, NOW
+    for gap in gaps:
+        now += gap
+        _allowed, state, wait = budgets.take(state, now, policy)
+        assert 0.0 <= state.tokens <= policy.burst
+        assert wait >= 0.0
