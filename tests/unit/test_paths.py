@@ -1,0 +1,273 @@
+"""Vault path rules: every refusal names its rule, every accepted path is canonical."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memvault.domain import paths
+from memvault.domain.paths import (
+    MAX_PATH_BYTES,
+    folder,
+    link_key,
+    name_key,
+    normalize_folder,
+    normalize_path,
+    path_key,
+    stem,
+)
+from memvault.errors import InvalidInput, InvalidPath
+
+# --------------------------------------------------------------------------- accepted
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "a.md",
+        "Plan.md",
+        "projects/alpha/Plan.md",
+        "with space/inner space.md",
+        "日本語/ノート.md",
+        "..md",  # a file literally named "..md" is not a traversal
+        ".hidden/.note.md",
+        "ab:c.md",  # a colon is only a problem as a drive letter
+        "notes/C:.md",  # ...in the first segment
+        "x" * (MAX_PATH_BYTES - 3) + ".md",
+    ],
+)
+def test_accepts_and_keeps_canonical_paths(raw: str) -> None:
+    assert normalize_path(raw) == raw
+
+
+def test_nfc_normalises() -> None:
+    decomposed = "Cafe\u0301/note\u0301.md"
+    assert normalize_path(decomposed) == "Caf\u00e9/not\u00e9.md"
+
+
+def test_byte_limit_counts_utf8_after_nfc() -> None:
+    # 200 "é" written decomposed are 603 bytes, but 403 once composed: accepted.
+    decomposed = "e\u0301" * 200 + ".md"
+    assert len(decomposed.encode()) > MAX_PATH_BYTES
+    assert normalize_path(decomposed) == "\u00e9" * 200 + ".md"
+    # Three-byte characters: 170 of them plus ".md" is 513 bytes.
+    with pytest.raises(InvalidPath, match="512 bytes"):
+        normalize_path("語" * 170 + ".md")
+    assert normalize_path("語" * 169 + ".md")
+
+
+# --------------------------------------------------------------------------- refused
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("", "is empty"),
+        ("/a.md", "relative to the vault root"),
+        ("//a.md", "relative to the vault root"),
+        ("a\\b.md", "backslash"),
+        ("a\x00b.md", "control character"),
+        ("a\tb.md", "control character"),
+        ("a\nb.md", "control character"),
+        ("a\x7fb.md", "control character"),
+        ("a\x85b.md", "control character"),
+        ("a\x9fb.md", "control character"),
+        ("a//b.md", "empty segment"),
+        ("a/", "empty segment"),
+        ("a/b.md/", "empty segment"),
+        ("./a.md", "'.' segment"),
+        ("a/./b.md", "'.' segment"),
+        ("../a.md", "'..' segment"),
+        ("a/../b.md", "'..' segment"),
+        ("C:/a.md", "drive letter"),
+        ("c:foo.md", "drive letter"),
+        ("z:/x/a.md", "drive letter"),
+        (" /a.md", "made only of whitespace"),
+        ("a/\u3000/b.md", "made only of whitespace"),
+        (" a.md", "begins or ends with whitespace"),
+        ("a /b.md", "begins or ends with whitespace"),
+        ("dir/\u00a0x.md", "begins or ends with whitespace"),
+        ("a.md ", "begins or ends with whitespace"),
+        ("a:b.md", "drive letter"),
+        ("a.txt", "must end in '.md'"),
+        ("a", "must end in '.md'"),
+        ("a.markdown", "must end in '.md'"),
+        ("a.MD", "lowercase '.md'"),
+        ("a.Md", "lowercase '.md'"),
+        (".md", "file name is empty"),
+        ("dir/.md", "file name is empty"),
+        ("x" * (MAX_PATH_BYTES - 2) + ".md", "512 bytes"),
+        ("a\ud800.md", "surrogate"),
+    ],
+)
+def test_refusals_name_the_rule(raw: str, message: str) -> None:
+    with pytest.raises(InvalidPath, match=message) as info:
+        normalize_path(raw)
+    assert info.value.code == "invalid_path"
+    assert isinstance(info.value, InvalidInput)
+    assert info.value.details["path"] == raw
+
+
+def test_refusal_message_shows_a_shortened_path() -> None:
+    with pytest.raises(InvalidPath) as info:
+        normalize_path("a" * 1000)
+    assert len(info.value.message) < 200
+
+
+# --------------------------------------------------------------------------- folders
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("", ""),
+        ("/", ""),
+        ("projects", "projects/"),
+        ("projects/", "projects/"),
+        ("projects/alpha", "projects/alpha/"),
+        ("projects/alpha/", "projects/alpha/"),
+        ("Cafe\u0301", "Caf\u00e9/"),
+        ("notes.md", "notes.md/"),  # a folder may look like a file name
+    ],
+)
+def test_normalize_folder(raw: str, expected: str) -> None:
+    assert normalize_folder(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("//", "relative to the vault root"),
+        ("/projects", "relative to the vault root"),
+        ("a//b", "empty segment"),
+        ("a//", "empty segment"),
+        ("..", "'..' segment"),
+        ("a/./b", "'.' segment"),
+        ("C:", "drive letter"),
+        ("a\\b", "backslash"),
+        ("a\x01", "control character"),
+        (" a", "whitespace"),
+        ("  ", "made only of whitespace"),
+        ("x" * (MAX_PATH_BYTES + 1), "512 bytes"),
+    ],
+)
+def test_normalize_folder_refusals(raw: str, message: str) -> None:
+    with pytest.raises(InvalidPath, match=message):
+        normalize_folder(raw)
+
+
+def test_folder_prefix_is_a_correct_folder_test() -> None:
+    prefix = normalize_folder("projects/alpha")
+    assert "projects/alpha/Plan.md".startswith(prefix)
+    assert "projects/alpha/deep/Plan.md".startswith(prefix)
+    assert not "projects/alphabet.md".startswith(prefix)
+    assert not "projects/alphabet/x.md".startswith(prefix)
+    assert "anything.md".startswith(normalize_folder(""))
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def test_path_key_detects_case_and_normalisation_clashes() -> None:
+    assert path_key("Notes/Plan.md") == path_key("notes/PLAN.md")
+    assert path_key("Caf\u00e9.md") == path_key("Cafe\u0301.md")
+    assert path_key("Straße.md") == path_key("STRASSE.md")
+    assert path_key("a/b.md") != path_key("a/c.md")
+
+
+def test_stem_and_folder() -> None:
+    assert stem("a/b/Plan.md") == "Plan"
+    assert stem("Plan.md") == "Plan"
+    assert stem("a/x.y.md") == "x.y"
+    assert folder("a/b/Plan.md") == "a/b/"
+    assert folder("Plan.md") == ""
+
+
+def test_link_and_name_keys() -> None:
+    assert link_key("Projects/Alpha/Plan.md") == "projects/alpha/plan"
+    assert name_key("Projects/Alpha/Plan.md") == "plan"
+    assert link_key("Plan.md") == name_key("Plan.md") == "plan"
+    assert name_key("a/Cafe\u0301.md") == "caf\u00e9"
+    assert link_key("a/x.md.md") == "a/x.md"
+
+
+def test_fold_is_stable_under_nfc() -> None:
+    # casefold can produce decomposed text; the key must be NFC either way.
+    text = "\u0130"  # İ casefolds to "i" + combining dot
+    assert paths.fold(text) == unicodedata.normalize("NFC", paths.fold(text))
+
+
+# --------------------------------------------------------------------------- properties
+
+_PATH_ALPHABET = st.sampled_from(
+    [*"aZé語 ./\\:-_C", "\x00", "\x7f", "\x9f", "\u3000", "e\u0301", "..", ".md", ".MD", "\xa0"]
+)
+_PATHISH = st.lists(_PATH_ALPHABET, max_size=30).map("".join)
+_MDISH = st.builds(lambda body, suffix: body + suffix, _PATHISH, st.sampled_from([".md", ""]))
+_JUNK = st.one_of(st.text(max_size=60), _MDISH, st.text(min_size=500, max_size=600))
+
+_SEGMENT = st.text(
+    alphabet=st.characters(
+        exclude_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), exclude_characters="/\\"
+    ),
+    min_size=1,
+    max_size=20,
+).filter(lambda s: s not in (".", "..") and not (len(s) >= 2 and s[1] == ":"))
+_VALID_PATH = st.builds(
+    lambda parts, name: "/".join([*parts, name + ".md"]),
+    st.lists(_SEGMENT, max_size=4),
+    _SEGMENT,
+)
+
+
+def _check_canonical(path: str) -> None:
+    assert path == unicodedata.normalize("NFC", path)
+    assert path.endswith(".md") and path.rsplit("/", 1)[-1] != ".md"
+    assert len(path.encode("utf-8")) <= MAX_PATH_BYTES
+    assert "\\" not in path and not path.startswith("/")
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in path)
+    for segment in path.split("/"):
+        assert segment not in ("", ".", "..")
+        assert segment == segment.strip()
+
+
+@given(_JUNK)
+def test_junk_normalises_or_raises_invalid_path(raw: str) -> None:
+    try:
+        path = normalize_path(raw)
+    except InvalidPath:
+        return
+    _check_canonical(path)
+    assert normalize_path(path) == path
+
+
+@given(_VALID_PATH)
+def test_valid_paths_are_accepted_and_idempotent(raw: str) -> None:
+    if len(unicodedata.normalize("NFC", raw).encode()) > MAX_PATH_BYTES:
+        return
+    try:
+        path = normalize_path(raw)
+    except InvalidPath as exc:  # only NFC can reveal a whitespace edge, nothing else
+        assert "whitespace" in exc.message
+        return
+    _check_canonical(path)
+    assert normalize_path(path) == path
+    assert path_key(path) == path_key(unicodedata.normalize("NFD", path))
+    assert link_key(path).endswith(name_key(path))
+
+
+@given(st.one_of(st.text(max_size=40), _PATHISH))
+def test_folder_junk_normalises_or_raises_invalid_path(raw: str) -> None:
+    try:
+        prefix = normalize_folder(raw)
+    except InvalidPath:
+        return
+    assert prefix == "" or prefix.endswith("/")
+    assert normalize_folder(prefix) == prefix
+    note = prefix + "x.md"
+    if len(note.encode()) <= MAX_PATH_BYTES:
+        _check_canonical(note)
+        assert normalize_path(note) == note
