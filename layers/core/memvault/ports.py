@@ -23,6 +23,7 @@ from memvault.domain.models import (
     ApiKey,
     BacklinkSource,
     Limits,
+    LinkRef,
     Note,
     NoteChange,
     NoteSummary,
@@ -52,10 +53,21 @@ class NoteKey:
 
 
 @dataclass(frozen=True, slots=True)
+class PriorState:
+    """The live note a change replaced, moved or deleted, as it was before the commit."""
+
+    path: str
+    version: int
+    links: tuple[LinkRef, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CommitResult:
-    """Per change, the note as it is after the commit (None for a delete)."""
+    """Per change: the note after the commit (None for a delete) and the live note it
+    touched before (None when the change created one). Callers need no extra reads."""
 
     notes: list[Note | None]
+    previous: list[PriorState | None]
 
 
 class VaultStore(Protocol):
@@ -99,12 +111,10 @@ class VaultStore(Protocol):
         """path_key -> NoteKey for every live note (import planning, link counts)."""
         ...
 
-    def commit(
-        self, account_id: str, changes: Sequence[NoteChange], *, now: float, limits: Limits
-    ) -> CommitResult:
+    def commit(self, account_id: str, changes: Sequence[NoteChange], *, now: float) -> CommitResult:
         """Apply every change or none. Raises Conflict on a version mismatch or an occupied
         move target, NotFound when a move/delete names no live note, QuotaExceeded when
-        the vault would exceed ``limits`` afterwards."""
+        the vault would grow past its account's limits."""
         ...
 
     # --- versions
@@ -145,6 +155,8 @@ class BudgetDecision:
 
 
 class RateLimiter(Protocol):
-    def take(self, account_id: str, bucket: str, *, now: float, cost: float = 1.0) -> BudgetDecision:
+    def take(
+        self, account_id: str, bucket: str, *, now: float, cost: float = 1.0
+    ) -> BudgetDecision:
         """Atomically take ``cost`` units from the account's ``bucket`` if available."""
         ...

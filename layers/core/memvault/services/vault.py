@@ -19,7 +19,6 @@ from memvault.domain.models import (
     MAX_NOTE_BYTES,
     BacklinkSource,
     DeleteNote,
-    Limits,
     LinkRef,
     MoveNote,
     Note,
@@ -34,7 +33,7 @@ from memvault.domain.models import (
 )
 from memvault.domain.screening import screen_text
 from memvault.errors import Conflict, InvalidInput, NotFound, TooLarge, Unprocessable
-from memvault.ports import Page, SearchIndex, VaultStore
+from memvault.ports import CommitResult, Page, SearchIndex, VaultStore
 from memvault.services.budgets import BudgetGuard
 from memvault.services.context import Caller
 
@@ -305,29 +304,18 @@ class VaultService:
     # ------------------------------------------------------------------ the commit path
     def commit(self, caller: Caller, changes: Sequence[NoteChange]) -> list[Note | None]:
         """Apply changes atomically, then bring search and link counts up to date."""
-        return self._commit(caller.account_id, changes)[0]
+        return self._commit(caller.account_id, changes).notes
 
-    def _commit(
-        self, account_id: str, changes: Sequence[NoteChange]
-    ) -> tuple[list[Note | None], dict[str, Note | None]]:
-        before = {c.path: self.store.get_note(account_id, c.path) for c in changes}
-        limits = self.limits(account_id)
-        result = self.store.commit(account_id, changes, now=self.clock(), limits=limits)
-        self._after_commit(account_id, changes, result.notes, before)
-        return result.notes, before
+    def _commit(self, account_id: str, changes: Sequence[NoteChange]) -> CommitResult:
+        result = self.store.commit(account_id, changes, now=self.clock())
+        self._after_commit(account_id, changes, result)
+        return result
 
     def _put(self, caller: Caller, change: PutNote) -> WriteOutcome:
-        notes, before = self._commit(caller.account_id, [change])
-        note = notes[0]
+        result = self._commit(caller.account_id, [change])
+        note, previous = result.notes[0], result.previous[0]
         assert note is not None
-        previous = before[change.path]
         return WriteOutcome(note=note, changed=previous is None or previous.version != note.version)
-
-    def limits(self, account_id: str) -> Limits:
-        account = self.store.get_account(account_id)
-        if account is None:
-            raise NotFound(f"no account {account_id!r}", code="account_not_found")
-        return account.limits
 
     def _check_content(self, caller: Caller, path: str, markdown: str) -> None:
         check_note_size(path, markdown)
@@ -396,11 +384,7 @@ class VaultService:
         return counts
 
     def _after_commit(
-        self,
-        account_id: str,
-        changes: Sequence[NoteChange],
-        results: Sequence[Note | None],
-        before: dict[str, Note | None],
+        self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
     ) -> None:
         """Bring the search index and inbound link counts up to date with a commit.
 
@@ -408,21 +392,17 @@ class VaultService:
         not undo or fail the write (``memvault reindex`` rebuilds it from storage).
         """
         try:
-            self._reindex_changes(account_id, changes, results, before)
+            self._reindex_changes(account_id, changes, result)
         except Exception:
             log.exception("search index update failed", extra={"account_id": account_id})
 
     def _reindex_changes(
-        self,
-        account_id: str,
-        changes: Sequence[NoteChange],
-        results: Sequence[Note | None],
-        before: dict[str, Note | None],
+        self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
     ) -> None:
         removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
         if removed:
             self.index.delete(account_id, removed)
-        written = {n.path: n for n in results if n is not None}
+        written = {n.path: n for n in result.notes if n is not None}
         if len(changes) > BULK_RELINK_THRESHOLD:
             counts = self.inbound_counts_all(account_id)
             self.index.upsert(
@@ -437,9 +417,11 @@ class VaultService:
         # appeared or vanished (bare links to that name may have changed resolution).
         touched_keys: set[str] = set()
         touched_names: set[str] = set()
-        for note in [*before.values(), *written.values()]:
-            if note is None:
-                continue
+        for prior in result.previous:
+            if prior is not None:
+                touched_names.add(paths.name_key(prior.path))
+                touched_keys.update(link.target_key for link in prior.links)
+        for note in written.values():
             touched_names.add(paths.name_key(note.path))
             touched_keys.update(
                 link.target_key for link in md.parse_note(note.path, note.markdown).links

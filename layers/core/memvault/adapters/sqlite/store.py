@@ -15,8 +15,8 @@ from memvault.domain.models import (
     Account,
     ApiKey,
     BacklinkSource,
-    DeleteNote,
     Limits,
+    LinkRef,
     MoveNote,
     Note,
     NoteChange,
@@ -27,7 +27,7 @@ from memvault.domain.models import (
     VersionInfo,
 )
 from memvault.errors import Conflict, NotFound, QuotaExceeded
-from memvault.ports import CommitResult, NoteKey, Page
+from memvault.ports import CommitResult, NoteKey, Page, PriorState
 
 _NOTE_COLUMNS = (
     "n.id, n.path, n.title, n.tags, n.version, n.size, n.sha256, n.created_at, n.updated_at,"
@@ -330,29 +330,52 @@ class SqliteVaultStore:
         }
 
     # ------------------------------------------------------------------ notes: commit
-    def commit(
-        self, account_id: str, changes: Sequence[NoteChange], *, now: float, limits: Limits
-    ) -> CommitResult:
+    def commit(self, account_id: str, changes: Sequence[NoteChange], *, now: float) -> CommitResult:
         results: list[Note | None] = []
+        previous: list[PriorState | None] = []
         with self.db.transaction() as conn:
             before = conn.execute(
-                "SELECT note_count, total_bytes FROM accounts WHERE id = ?", (account_id,)
+                "SELECT note_count, total_bytes, max_notes, max_bytes FROM accounts WHERE id = ?",
+                (account_id,),
             ).fetchone()
             if before is None:
                 raise NotFound(f"no account {account_id!r}", code="account_not_found")
             for change in changes:
                 if isinstance(change, PutNote):
-                    results.append(self._put(conn, account_id, change, now))
+                    live = self._live_by_key(conn, account_id, change.path)
+                    previous.append(self._prior(conn, live))
+                    results.append(self._put(conn, account_id, change, now, live))
                 elif isinstance(change, MoveNote):
-                    results.append(self._move(conn, account_id, change, now))
+                    live = self._require_live(
+                        conn, account_id, change.path, change.expected_version
+                    )
+                    previous.append(self._prior(conn, live))
+                    results.append(self._move(conn, account_id, change, now, live))
                 else:
-                    self._delete(conn, account_id, change, now)
+                    live = self._require_live(
+                        conn, account_id, change.path, change.expected_version
+                    )
+                    previous.append(self._prior(conn, live))
+                    self._delete(conn, account_id, live, now)
                     results.append(None)
             after = conn.execute(
                 "SELECT note_count, total_bytes FROM accounts WHERE id = ?", (account_id,)
             ).fetchone()
-            _check_quota(before, after, limits)
-        return CommitResult(notes=results)
+            _check_quota(before, after)
+        return CommitResult(notes=results, previous=previous)
+
+    def _prior(self, conn: sqlite3.Connection, live: sqlite3.Row | None) -> PriorState | None:
+        if live is None:
+            return None
+        rows = conn.execute(
+            "SELECT target_key, has_folder FROM links WHERE note_id = ? ORDER BY target_key",
+            (live["id"],),
+        ).fetchall()
+        return PriorState(
+            path=live["path"],
+            version=live["version"],
+            links=tuple(LinkRef(r["target_key"], bool(r["has_folder"])) for r in rows),
+        )
 
     def _live_by_key(
         self, conn: sqlite3.Connection, account_id: str, path: str
@@ -364,8 +387,14 @@ class SqliteVaultStore:
         ).fetchone()
         return row
 
-    def _put(self, conn: sqlite3.Connection, account_id: str, change: PutNote, now: float) -> Note:
-        live = self._live_by_key(conn, account_id, change.path)
+    def _put(
+        self,
+        conn: sqlite3.Connection,
+        account_id: str,
+        change: PutNote,
+        now: float,
+        live: sqlite3.Row | None,
+    ) -> Note:
         if live is not None and live["path"] != change.path:
             raise Conflict(
                 f"a note already exists at {live['path']!r}; paths differing only in case"
@@ -471,7 +500,7 @@ class SqliteVaultStore:
         self, conn: sqlite3.Connection, account_id: str, path: str, expected: int | None
     ) -> sqlite3.Row:
         row: sqlite3.Row | None = conn.execute(
-            "SELECT id, version, size FROM notes WHERE account_id = ? AND path = ?"
+            "SELECT id, path, version, size FROM notes WHERE account_id = ? AND path = ?"
             " AND deleted_at IS NULL",
             (account_id, path),
         ).fetchone()
@@ -481,9 +510,13 @@ class SqliteVaultStore:
         return row
 
     def _move(
-        self, conn: sqlite3.Connection, account_id: str, change: MoveNote, now: float
+        self,
+        conn: sqlite3.Connection,
+        account_id: str,
+        change: MoveNote,
+        now: float,
+        row: sqlite3.Row,
     ) -> Note:
-        row = self._require_live(conn, account_id, change.path, change.expected_version)
         if paths.path_key(change.new_path) != paths.path_key(change.path):
             occupant = self._live_by_key(conn, account_id, change.new_path)
             if occupant is not None:
@@ -507,9 +540,8 @@ class SqliteVaultStore:
         return note
 
     def _delete(
-        self, conn: sqlite3.Connection, account_id: str, change: DeleteNote, now: float
+        self, conn: sqlite3.Connection, account_id: str, row: sqlite3.Row, now: float
     ) -> None:
-        row = self._require_live(conn, account_id, change.path, change.expected_version)
         conn.execute("UPDATE notes SET deleted_at = ? WHERE id = ?", (now, row["id"]))
         conn.execute("DELETE FROM links WHERE note_id = ?", (row["id"],))
         conn.execute(
@@ -653,9 +685,10 @@ def _check_expected(path: str, expected: int | None, actual: int | None) -> None
         )
 
 
-def _check_quota(before: sqlite3.Row, after: sqlite3.Row, limits: Limits) -> None:
+def _check_quota(before: sqlite3.Row, after: sqlite3.Row) -> None:
     # Only a change that grows the vault past a limit is refused: lowering a limit below
     # current usage must not block edits that shrink or keep the vault's size.
+    limits = Limits(max_notes=before["max_notes"], max_bytes=before["max_bytes"])
     if after["note_count"] > limits.max_notes and after["note_count"] > before["note_count"]:
         raise QuotaExceeded(
             f"the vault would hold {after['note_count']} notes; its limit is {limits.max_notes}",
