@@ -88,8 +88,12 @@ class VaultStore(Protocol):
         """``path`` is matched exactly (already normalised)."""
         ...
 
-    def find_by_path_key(self, account_id: str, path_key: str) -> Note | None:
-        """The live note whose casefolded path equals ``path_key`` (case-only twins)."""
+    def live_paths(self, account_id: str, path_keys: Collection[str]) -> dict[str, str]:
+        """path_key -> path of the live notes among ``path_keys`` (missing keys left out)."""
+        ...
+
+    def get_summaries(self, account_id: str, note_paths: Collection[str]) -> list[NoteSummary]:
+        """Summaries of the live notes at exactly these paths, in path-key order."""
         ...
 
     def list_notes(

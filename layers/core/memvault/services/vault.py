@@ -173,12 +173,7 @@ class VaultService:
     def backlinks(self, caller: Caller, path: str) -> list[NoteSummary]:
         target = self.read(caller, path)
         sources = self._backlink_sources(caller.account_id, [target.path])[target.path]
-        out: list[NoteSummary] = []
-        for source_path in sorted(sources):
-            note = self.store.get_note(caller.account_id, source_path)
-            if note is not None:
-                out.append(note.summary())
-        return out
+        return self.store.get_summaries(caller.account_id, sources)
 
     # ------------------------------------------------------------------ versions
     def versions(self, caller: Caller, path: str) -> list[VersionInfo]:
@@ -355,11 +350,8 @@ class VaultService:
     def _resolver(
         self, account_id: str, target_keys: Collection[str]
     ) -> Callable[[BacklinkSource], str | None]:
-        live_by_link_key: dict[str, str] = {}
-        for key in target_keys:
-            note = self.store.find_by_path_key(account_id, key + ".md")
-            if note is not None:
-                live_by_link_key[key] = note.path
+        live = self.store.live_paths(account_id, [key + ".md" for key in target_keys])
+        live_by_link_key = {path_key[: -len(".md")]: path for path_key, path in live.items()}
         by_name = self.store.paths_by_name(account_id, target_keys)
 
         def resolve(link: BacklinkSource) -> str | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import sqlite3
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 
+from memvault.adapters import cursors
 from memvault.adapters.sqlite.db import Database
 from memvault.domain import paths
 from memvault.domain.models import (
@@ -26,6 +26,7 @@ from memvault.domain.models import (
     Toggles,
     VersionInfo,
 )
+from memvault.domain.versions import check_expected
 from memvault.errors import Conflict, NotFound, QuotaExceeded
 from memvault.ports import CommitResult, NoteKey, Page, PriorState
 
@@ -86,21 +87,6 @@ def _key(row: sqlite3.Row) -> ApiKey:
         created_at=row["created_at"],
         revoked_at=row["revoked_at"],
     )
-
-
-def _encode_cursor(path: str) -> str:
-    return base64.urlsafe_b64encode(path.encode("utf-8")).decode("ascii")
-
-
-def _decode_cursor(cursor: str) -> str:
-    from memvault.errors import InvalidInput
-
-    try:
-        return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
-    except (ValueError, UnicodeError) as exc:
-        raise InvalidInput(
-            "the cursor is not one this server issued", code="invalid_cursor"
-        ) from exc
 
 
 class SqliteVaultStore:
@@ -234,12 +220,37 @@ class SqliteVaultStore:
             )
         return note
 
-    def find_by_path_key(self, account_id: str, path_key: str) -> Note | None:
-        return self._select_note(
-            self.db.connection(),
-            "n.account_id = ? AND n.path_key = ? AND n.deleted_at IS NULL",
-            (account_id, path_key),
-        )
+    def live_paths(self, account_id: str, path_keys: Collection[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(dict.fromkeys(path_keys))):
+            marks = ",".join("?" * len(chunk))
+            rows = (
+                self.db.connection()
+                .execute(
+                    "SELECT path_key, path FROM notes WHERE account_id = ? AND deleted_at IS NULL"
+                    f" AND path_key IN ({marks})",
+                    [account_id, *chunk],
+                )
+                .fetchall()
+            )
+            found.update({r["path_key"]: r["path"] for r in rows})
+        return found
+
+    def get_summaries(self, account_id: str, note_paths: Collection[str]) -> list[NoteSummary]:
+        out: list[NoteSummary] = []
+        for chunk in _chunks(list(dict.fromkeys(note_paths))):
+            marks = ",".join("?" * len(chunk))
+            rows = (
+                self.db.connection()
+                .execute(
+                    f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.account_id = ? AND"
+                    f" n.deleted_at IS NULL AND n.path IN ({marks})",
+                    [account_id, *chunk],
+                )
+                .fetchall()
+            )
+            out += [_summary(r) for r in rows]
+        return sorted(out, key=lambda n: paths.path_key(n.path))
 
     def list_notes(
         self, account_id: str, *, folder: str, tag: str | None, cursor: str | None, limit: int
@@ -258,20 +269,21 @@ class SqliteVaultStore:
             )
             params += [tag_key, len(tag_key) + 1, tag_key + "/"]
         if cursor:
-            clauses.append("n.path > ?")
-            params.append(_decode_cursor(cursor))
+            clauses.append("n.path_key > ?")
+            params.append(cursors.decode(cursor))
         params.append(limit + 1)
         rows = (
             self.db.connection()
             .execute(
                 f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE {' AND '.join(clauses)}"
-                " ORDER BY n.path LIMIT ?",
+                " ORDER BY n.path_key LIMIT ?",
                 params,
             )
             .fetchall()
         )
         items = [_summary(r) for r in rows[:limit]]
-        next_cursor = _encode_cursor(items[-1].path) if len(rows) > limit and items else None
+        last = paths.path_key(items[-1].path) if items else ""
+        next_cursor = cursors.encode(last) if len(rows) > limit and items else None
         return Page(items=items, next_cursor=next_cursor)
 
     def recent_notes(self, account_id: str, *, limit: int) -> list[NoteSummary]:
@@ -279,7 +291,7 @@ class SqliteVaultStore:
             self.db.connection()
             .execute(
                 f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.account_id = ? AND"
-                " n.deleted_at IS NULL ORDER BY n.updated_at DESC, n.path LIMIT ?",
+                " n.deleted_at IS NULL ORDER BY n.updated_at DESC, n.path_key DESC LIMIT ?",
                 (account_id, limit),
             )
             .fetchall()
@@ -307,7 +319,7 @@ class SqliteVaultStore:
             cursor = conn.execute(
                 f"SELECT {_NOTE_COLUMNS}, v.markdown FROM notes n JOIN versions v"
                 " ON v.note_id = n.id AND v.version = n.version"
-                " WHERE n.account_id = ? AND n.deleted_at IS NULL ORDER BY n.path",
+                " WHERE n.account_id = ? AND n.deleted_at IS NULL ORDER BY n.path_key",
                 (account_id,),
             )
             for row in cursor:
@@ -401,7 +413,7 @@ class SqliteVaultStore:
                 " name the same note",
                 code="path_case_conflict",
             )
-        _check_expected(change.path, change.expected_version, live["version"] if live else None)
+        check_expected(change.path, change.expected_version, live["version"] if live else None)
         size = change.size
         if live is not None:
             if live["sha256"] == change.sha256:
@@ -506,7 +518,7 @@ class SqliteVaultStore:
         ).fetchone()
         if row is None:
             raise NotFound(f"no note at {path!r}", code="note_not_found")
-        _check_expected(path, expected, row["version"])
+        check_expected(path, expected, row["version"])
         return row
 
     def _move(
@@ -667,22 +679,8 @@ class SqliteVaultStore:
         return [BacklinkSource(r["path"], r["target_key"], bool(r["has_folder"])) for r in rows]
 
 
-def _check_expected(path: str, expected: int | None, actual: int | None) -> None:
-    if expected is None:
-        return
-    if expected == 0 and actual is not None:
-        raise Conflict(
-            f"a note already exists at {path!r} (version {actual}); the write expected none",
-            code="version_conflict",
-            current_version=actual,
-        )
-    if expected != 0 and expected != actual:
-        found = f"version {actual}" if actual is not None else "no note"
-        raise Conflict(
-            f"{path!r} is at {found}, not version {expected}; re-read it and retry",
-            code="version_conflict",
-            current_version=actual,
-        )
+def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 def _check_quota(before: sqlite3.Row, after: sqlite3.Row) -> None:

@@ -1,0 +1,70 @@
+"""Note markdown in S3: one immutable object per kept version.
+
+Bodies never live in DynamoDB, so a note's size can never approach the 400 KB item limit.
+An object is written before the DynamoDB transaction that makes it visible; a failed
+transaction leaves at most an unreferenced object, which is deleted best-effort.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from memvault.adapters.aws import keys
+from memvault.adapters.aws.clients import aws_errors, error_code
+from memvault.errors import ServiceUnavailable
+
+log = logging.getLogger("memvault.aws.bodies")
+
+
+class BodyStore:
+    def __init__(self, client: Any, bucket: str) -> None:
+        self.client = client
+        self.bucket = bucket
+        self.requests = 0
+
+    def put(self, account_id: str, note_id: str, version: int, markdown: str) -> str:
+        object_key = keys.body_key(account_id, note_id, version)
+        with aws_errors("the notes bucket"):
+            self.requests += 1
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=object_key,
+                Body=markdown.encode("utf-8"),
+                ContentType="text/markdown; charset=utf-8",
+            )
+        return object_key
+
+    def get(self, account_id: str, note_id: str, version: int) -> str:
+        object_key = keys.body_key(account_id, note_id, version)
+        try:
+            with aws_errors("the notes bucket"):
+                self.requests += 1
+                data = self.client.get_object(Bucket=self.bucket, Key=object_key)["Body"].read()
+        except ClientError as exc:
+            if error_code(exc) in ("NoSuchKey", "404"):
+                raise ServiceUnavailable(
+                    "a note's stored markdown is missing from the bucket",
+                    code="body_missing",
+                ) from exc
+            raise
+        text: str = data.decode("utf-8")
+        return text
+
+    def delete_quietly(self, object_keys: Iterable[str]) -> None:
+        """Best-effort cleanup of bodies no item points at (failed writes, trimmed versions)."""
+        batch = [{"Key": k} for k in object_keys]
+        for start in range(0, len(batch), 1000):
+            try:
+                self.requests += 1
+                self.client.delete_objects(
+                    Bucket=self.bucket,
+                    Delete={"Objects": batch[start : start + 1000], "Quiet": True},
+                )
+            except Exception:
+                log.warning(
+                    "could not delete unreferenced note bodies", extra={"count": len(batch)}
+                )

@@ -1,0 +1,170 @@
+"""All-or-nothing commits larger than one DynamoDB transaction (imports).
+
+DynamoDB transactions hold at most 100 items; an Obsidian import can change thousands
+of notes. A large commit therefore runs as a journaled sequence:
+
+1. lock the vault: a conditional update of the account item sets ``import_lock`` (with
+   a lease) and checks the quota. Every other commit carries the condition
+   ``attribute_not_exists(import_lock)`` on the same item, so nothing else can write
+   the vault's notes while the lock is held;
+2. write a journal to S3 holding the original state of every item the plan touches;
+3. upload every new version's markdown to S3 (invisible until referenced);
+4. apply the item changes in transactions of up to 99 items;
+5. update the counters and release the lock in one conditional update.
+
+If any step fails, every touched item is put back to its journaled original (an
+idempotent restore: items not reached yet already equal their originals), the lock is
+released and the uploaded bodies deleted, then the error is raised: the vault is as it
+was. If the process dies instead (a Lambda timeout), the lock's lease runs out and the
+next commit on the vault restores from the journal before it proceeds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from memvault.adapters.aws import keys
+from memvault.adapters.aws.clients import aws_errors, error_code
+from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, values
+from memvault.errors import ServiceUnavailable
+
+if TYPE_CHECKING:
+    from memvault.adapters.aws.store import DynamoVaultStore, _Plan
+
+log = logging.getLogger("memvault.aws.bulk")
+
+# Longer than any Lambda invocation (15 minutes): a live commit never loses its lock.
+LOCK_LEASE_SECONDS = 16 * 60
+CHUNK = TRANSACT_MAX_ITEMS - 1
+
+
+def apply_journaled(
+    store: DynamoVaultStore, plan: _Plan, actions: list[dict[str, Any]], *, now: float
+) -> None:
+    lock_id = uuid.uuid4().hex
+    _lock(store, plan, lock_id, now)
+    touched = plan.changed_keys() + [v[keys.TABLE_SK] for v, _md in plan.new_versions]
+    originals = {sk: plan.originals.get(sk) for sk in touched}
+    bodies: list[str] = []
+    try:
+        _write_journal(store, plan.account_id, lock_id, originals)
+        for version_item, markdown in plan.new_versions:
+            bodies.append(
+                store.bodies.put(
+                    plan.account_id, version_item["note_id"], version_item["version"], markdown
+                )
+            )
+        for start in range(0, len(actions), CHUNK):
+            store._transact(plan, actions[start : start + CHUNK])
+        store._transact(plan, [store._account_action(plan, lock_id=lock_id)])
+    except BaseException as failure:
+        try:
+            _restore(store, plan.pk, originals)
+            _unlock(store, plan.pk, lock_id)
+        except Exception as rollback_error:
+            log.exception("bulk commit rollback failed; the vault stays locked until recovery")
+            raise ServiceUnavailable(
+                "the write failed and could not be rolled back yet; the vault is locked and"
+                " will be restored automatically when the lock's lease runs out",
+                code="rollback_pending",
+            ) from rollback_error
+        store.bodies.delete_quietly(bodies)
+        _delete_journal(store, plan.account_id, lock_id)
+        raise failure
+    _delete_journal(store, plan.account_id, lock_id)
+
+
+def recover_expired(store: DynamoVaultStore, account_id: str, *, now: float) -> bool:
+    """Roll back a bulk commit whose lease ran out. True when one was rolled back."""
+    pk = keys.account_pk(account_id)
+    account = store.table.get(pk, keys.ACCOUNT_SK)
+    if account is None or "import_lock" not in account or account["lock_expires"] > now:
+        return False
+    lock_id = account["import_lock"]
+    originals = _read_journal(store, account_id, lock_id)
+    if originals is not None:
+        _restore(store, pk, originals)
+    _unlock(store, pk, lock_id)
+    _delete_journal(store, account_id, lock_id)
+    log.warning("rolled back an interrupted bulk commit", extra={"account_id": account_id})
+    return True
+
+
+def _lock(store: DynamoVaultStore, plan: _Plan, lock_id: str, now: float) -> None:
+    conditions = ["attribute_exists(pk)", "attribute_not_exists(import_lock)"]
+    attr: dict[str, Any] = {":lock": lock_id, ":expires": now + LOCK_LEASE_SECONDS}
+    if plan.note_delta > 0:
+        conditions.append("notes_free >= :dn")
+        attr[":dn"] = plan.note_delta
+    if plan.byte_delta > 0:
+        conditions.append("bytes_free >= :db")
+        attr[":db"] = plan.byte_delta
+    try:
+        store.table.update(
+            Key={keys.TABLE_PK: {"S": plan.pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},
+            UpdateExpression="SET import_lock = :lock, lock_expires = :expires",
+            ConditionExpression=" AND ".join(conditions),
+            ExpressionAttributeValues=values(attr),
+        )
+    except ClientError as exc:
+        if error_code(exc) == "ConditionalCheckFailedException":
+            raise store._account_refusal(plan) from exc
+        raise
+
+
+def _unlock(store: DynamoVaultStore, pk: str, lock_id: str) -> None:
+    try:
+        store.table.update(
+            Key={keys.TABLE_PK: {"S": pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},
+            UpdateExpression="REMOVE import_lock, lock_expires",
+            ConditionExpression="import_lock = :lock",
+            ExpressionAttributeValues=values({":lock": lock_id}),
+        )
+    except ClientError as exc:
+        if error_code(exc) != "ConditionalCheckFailedException":
+            raise  # already released (the final update succeeded): nothing to do
+
+
+def _restore(store: DynamoVaultStore, pk: str, originals: dict[str, Item | None]) -> None:
+    puts = [item for item in originals.values() if item is not None]
+    deletes = [(pk, sk) for sk, item in originals.items() if item is None]
+    store.table.batch_write(puts, deletes)
+
+
+def _write_journal(
+    store: DynamoVaultStore, account_id: str, lock_id: str, originals: dict[str, Item | None]
+) -> None:
+    with aws_errors("the notes bucket"):
+        store.bodies.requests += 1
+        store.bodies.client.put_object(
+            Bucket=store.bodies.bucket,
+            Key=keys.journal_key(account_id, lock_id),
+            Body=json.dumps({"lock_id": lock_id, "originals": originals}).encode("utf-8"),
+            ContentType="application/json",
+        )
+
+
+def _read_journal(
+    store: DynamoVaultStore, account_id: str, lock_id: str
+) -> dict[str, Item | None] | None:
+    try:
+        with aws_errors("the notes bucket"):
+            store.bodies.requests += 1
+            raw = store.bodies.client.get_object(
+                Bucket=store.bodies.bucket, Key=keys.journal_key(account_id, lock_id)
+            )["Body"].read()
+    except ClientError as exc:
+        if error_code(exc) in ("NoSuchKey", "404"):
+            return None  # died before the journal: no item was changed yet
+        raise
+    originals: dict[str, Item | None] = json.loads(raw)["originals"]
+    return originals
+
+
+def _delete_journal(store: DynamoVaultStore, account_id: str, lock_id: str) -> None:
+    store.bodies.delete_quietly([keys.journal_key(account_id, lock_id)])

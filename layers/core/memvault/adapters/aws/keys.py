@@ -1,0 +1,116 @@
+"""The DynamoDB single-table key schema: every item's partition and sort key, in one place.
+
+All of an account's items share the partition key ``A#<account>``, so every query is
+bounded to one account by construction (tenant isolation is the key, not a filter
+added later). The sort key says what the item is:
+
+    ACCOUNT                         the account: limits, counters, import lock
+    K#<key id>                      an API key (listing)
+    N#<path key>                    a live note (metadata; markdown lives in S3)
+    D#<path key>␟<note id>          a deleted note (tombstone), history readable
+    M#<name key>␟<path key>         file-name index of live notes (bare-link resolution)
+    V#<note id>␟<version:08d>       a kept version (metadata; markdown in S3)
+    L#<target key>␟<note id>        a wikilink from a live note (derived, for backlinks)
+    B#<bucket>                      a budget token bucket
+    Q#<path>                        a note waiting to be (re)indexed in search
+
+plus one item outside account partitions, ``H#<key hash>`` / ``H``: the key record by
+hash, so authentication is one GetItem. ␟ is U+001F, a control character vault paths
+can never contain, so one key's prefix can never match another's.
+
+The sparse GSI ``recent`` (gsi1pk = ``A#<account>`` on live notes only, gsi1sk =
+zero-padded updated time) serves "recently changed" without a scan.
+"""
+
+from __future__ import annotations
+
+SEP = "\x1f"
+TABLE_PK = "pk"
+TABLE_SK = "sk"
+RECENT_INDEX = "recent"
+RECENT_PK = "gsi1pk"
+RECENT_SK = "gsi1sk"
+TTL_ATTRIBUTE = "expires_at"
+
+ACCOUNT_SK = "ACCOUNT"
+
+
+def account_pk(account_id: str) -> str:
+    return f"A#{account_id}"
+
+
+def key_sk(key_id: str) -> str:
+    return f"K#{key_id}"
+
+
+def key_hash_pk(key_hash: str) -> str:
+    return f"H#{key_hash}"
+
+
+KEY_HASH_SK = "H"
+
+
+def note_sk(path_key: str) -> str:
+    return f"N#{path_key}"
+
+
+NOTE_PREFIX = "N#"
+
+
+def tomb_prefix(path_key: str) -> str:
+    return f"D#{path_key}{SEP}"
+
+
+def tomb_sk(path_key: str, note_id: str) -> str:
+    return tomb_prefix(path_key) + note_id
+
+
+def name_prefix(name_key: str) -> str:
+    return f"M#{name_key}{SEP}"
+
+
+def name_sk(name_key: str, path_key: str) -> str:
+    return name_prefix(name_key) + path_key
+
+
+def version_prefix(note_id: str) -> str:
+    return f"V#{note_id}{SEP}"
+
+
+def version_sk(note_id: str, version: int) -> str:
+    return f"{version_prefix(note_id)}{version:08d}"
+
+
+LINK_PREFIX = "L#"
+
+
+def link_prefix(target_key: str) -> str:
+    return f"L#{target_key}{SEP}"
+
+
+def link_sk(target_key: str, note_id: str) -> str:
+    return link_prefix(target_key) + note_id
+
+
+def budget_sk(bucket: str) -> str:
+    return f"B#{bucket}"
+
+
+QUEUE_PREFIX = "Q#"
+
+
+def queue_sk(path: str) -> str:
+    return f"Q#{path}"
+
+
+def recent_sk(updated_at: float, path_key: str) -> str:
+    return f"{updated_at:017.6f}{SEP}{path_key}"
+
+
+def body_key(account_id: str, note_id: str, version: int) -> str:
+    """S3 object holding one version's markdown (immutable once written)."""
+    return f"{account_id}/notes/{note_id}/{version:08d}.md"
+
+
+def journal_key(account_id: str, import_id: str) -> str:
+    return f"{account_id}/journal/{import_id}.json"

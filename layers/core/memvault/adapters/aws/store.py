@@ -1,0 +1,901 @@
+"""VaultStore on DynamoDB (metadata) and S3 (markdown): the AWS backend's storage.
+
+Writes are planned in memory first (``_Plan``): the batch of changes is simulated
+against the items it touches, exactly as SQLite applies them one after another, and
+the result is written as final item states with conditions on the original ones. A
+plan that fits one DynamoDB transaction is written in one; a larger one (an import of
+thousands of notes) goes through ``bulk.apply_journaled``, which keeps it all or nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from memvault.adapters import cursors
+from memvault.adapters.aws import keys
+from memvault.adapters.aws.bodies import BodyStore
+from memvault.adapters.aws.clients import error_code
+from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, Table, serialize, values
+from memvault.domain import paths
+from memvault.domain.models import (
+    VERSIONS_KEPT,
+    Account,
+    ApiKey,
+    BacklinkSource,
+    Limits,
+    LinkRef,
+    MoveNote,
+    Note,
+    NoteChange,
+    NoteSummary,
+    NoteVersion,
+    PutNote,
+    Toggles,
+    VersionInfo,
+)
+from memvault.domain.versions import check_expected
+from memvault.errors import Conflict, NotFound, QuotaExceeded
+from memvault.ports import CommitResult, NoteKey, Page, PriorState
+
+log = logging.getLogger("memvault.aws.store")
+
+# Past this many notes a plan preloads every note item with one paged query instead of
+# fetching each by key.
+PRELOAD_THRESHOLD = 50
+
+
+# ---------------------------------------------------------------------- item shapes
+def _tag_keys(tags: Sequence[str]) -> list[str]:
+    """Each tag and its ancestors, folded: a filter on `a` matches a note tagged `a/b`."""
+    out: dict[str, None] = {}
+    for tag in tags:
+        parts = paths.fold(tag).split("/")
+        for depth in range(1, len(parts) + 1):
+            out["/".join(parts[:depth])] = None
+    return list(out)
+
+
+def _encode_links(links: Sequence[LinkRef]) -> list[str]:
+    return [("1" if link.has_folder else "0") + link.target_key for link in links]
+
+
+def _decode_links(raw: Sequence[str] | None) -> tuple[LinkRef, ...]:
+    return tuple(LinkRef(target_key=r[1:], has_folder=r[0] == "1") for r in raw or ())
+
+
+def _summary(item: Item) -> NoteSummary:
+    return NoteSummary(
+        id=item["note_id"],
+        path=item["path"],
+        title=item["title"],
+        tags=tuple(item.get("tags") or ()),
+        version=item["version"],
+        size=item["size"],
+        created_at=item["created_at"],
+        updated_at=item["updated_at"],
+    )
+
+
+def _account(item: Item) -> Account:
+    return Account(
+        id=item["id"],
+        name=item["name"],
+        created_at=item["created_at"],
+        limits=Limits(max_notes=item["max_notes"], max_bytes=item["max_bytes"]),
+        note_count=item["note_count"],
+        total_bytes=item["total_bytes"],
+    )
+
+
+def _key_record(item: Item) -> ApiKey:
+    return ApiKey(
+        id=item["key_id"],
+        account_id=item["account_id"],
+        name=item["name"],
+        prefix=item["prefix"],
+        toggles=Toggles(recall=item["recall"], tools=item["tools"], mcp=item["mcp"]),
+        admin=item["admin"],
+        created_at=item["created_at"],
+        revoked_at=item.get("revoked_at"),
+    )
+
+
+def _prior(item: Item | None) -> PriorState | None:
+    if item is None:
+        return None
+    return PriorState(
+        path=item["path"], version=item["version"], links=_decode_links(item.get("links"))
+    )
+
+
+@dataclass
+class _Plan:
+    """A batch of changes simulated in memory, ready to be written as final states."""
+
+    account_id: str
+    pk: str
+    originals: dict[str, Item | None] = field(default_factory=dict)  # sort key -> item
+    finals: dict[str, Item | None] = field(default_factory=dict)
+    new_versions: list[tuple[Item, str]] = field(default_factory=list)  # (version item, md)
+    trimmed_versions: list[tuple[str, int]] = field(default_factory=list)  # (note id, v)
+    note_delta: int = 0
+    byte_delta: int = 0
+    results: list[Note | None] = field(default_factory=list)
+    previous: list[PriorState | None] = field(default_factory=list)
+    tombs_loaded: bool = False  # every tombstone of the account is already in originals
+
+    def set(self, sk: str, item: Item | None) -> None:
+        self.finals[sk] = item
+
+    def current(self, sk: str) -> Item | None:
+        return self.finals[sk] if sk in self.finals else self.originals.get(sk)
+
+    def changed_keys(self) -> list[str]:
+        return [sk for sk, item in self.finals.items() if item != self.originals.get(sk)]
+
+
+class DynamoVaultStore:
+    def __init__(self, table: Table, bodies: BodyStore) -> None:
+        self.table = table
+        self.bodies = bodies
+
+    # ------------------------------------------------------------------ accounts, keys
+    def create_account(self, account: Account) -> None:
+        item = {
+            keys.TABLE_PK: keys.account_pk(account.id),
+            keys.TABLE_SK: keys.ACCOUNT_SK,
+            "id": account.id,
+            "name": account.name,
+            "created_at": account.created_at,
+            "max_notes": account.limits.max_notes,
+            "max_bytes": account.limits.max_bytes,
+            "note_count": 0,
+            "total_bytes": 0,
+            # Headroom counters let a write check the quota in its own condition, with no
+            # read first: a write that adds n notes needs notes_free >= n.
+            "notes_free": account.limits.max_notes,
+            "bytes_free": account.limits.max_bytes,
+        }
+        try:
+            self.table.put(item, ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                raise Conflict(f"account {account.id!r} exists", code="account_exists") from exc
+            raise
+
+    def _account_item(self, account_id: str) -> Item | None:
+        return self.table.get(keys.account_pk(account_id), keys.ACCOUNT_SK)
+
+    def get_account(self, account_id: str) -> Account | None:
+        item = self._account_item(account_id)
+        return _account(item) if item else None
+
+    def set_limits(self, account_id: str, limits: Limits) -> Account:
+        for _ in range(10):
+            item = self._account_item(account_id)
+            if item is None:
+                raise NotFound(f"no account {account_id!r}", code="account_not_found")
+            try:
+                self.table.update(
+                    Key=_key(keys.account_pk(account_id), keys.ACCOUNT_SK),
+                    UpdateExpression="SET max_notes = :mn, max_bytes = :mb,"
+                    " notes_free = :nf, bytes_free = :bf",
+                    ConditionExpression="note_count = :nc AND total_bytes = :tb",
+                    ExpressionAttributeValues=values(
+                        {
+                            ":mn": limits.max_notes,
+                            ":mb": limits.max_bytes,
+                            ":nf": limits.max_notes - item["note_count"],
+                            ":bf": limits.max_bytes - item["total_bytes"],
+                            ":nc": item["note_count"],
+                            ":tb": item["total_bytes"],
+                        }
+                    ),
+                )
+            except ClientError as exc:
+                if error_code(exc) == "ConditionalCheckFailedException":
+                    continue  # a write changed the counters in between: read again
+                raise
+            account = self.get_account(account_id)
+            assert account is not None
+            return account
+        raise Conflict("the account is too busy to change its limits now; retry")
+
+    def _key_items(self, key: ApiKey, key_hash: str) -> list[Item]:
+        record = {
+            "key_id": key.id,
+            "account_id": key.account_id,
+            "name": key.name,
+            "prefix": key.prefix,
+            "recall": key.toggles.recall,
+            "tools": key.toggles.tools,
+            "mcp": key.toggles.mcp,
+            "admin": key.admin,
+            "created_at": key.created_at,
+            "revoked_at": key.revoked_at,
+            "key_hash": key_hash,
+        }
+        return [
+            {
+                keys.TABLE_PK: keys.account_pk(key.account_id),
+                keys.TABLE_SK: keys.key_sk(key.id),
+                **record,
+            },
+            {keys.TABLE_PK: keys.key_hash_pk(key_hash), keys.TABLE_SK: keys.KEY_HASH_SK, **record},
+        ]
+
+    def put_key(self, key: ApiKey, key_hash: str) -> None:
+        self.table.transact(
+            [
+                {
+                    "Put": {
+                        "TableName": self.table.name,
+                        "Item": serialize(item),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+                for item in self._key_items(key, key_hash)
+            ]
+        )
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        item = self.table.get(keys.key_hash_pk(key_hash), keys.KEY_HASH_SK)
+        return _key_record(item) if item else None
+
+    def _key_item(self, account_id: str, key_id: str) -> Item | None:
+        return self.table.get(keys.account_pk(account_id), keys.key_sk(key_id))
+
+    def get_key(self, account_id: str, key_id: str) -> ApiKey | None:
+        item = self._key_item(account_id, key_id)
+        return _key_record(item) if item else None
+
+    def list_keys(self, account_id: str) -> list[ApiKey]:
+        items = self.table.query(keys.account_pk(account_id), "K#")
+        return sorted((_key_record(i) for i in items), key=lambda k: (k.created_at, k.id))
+
+    def update_key(
+        self, account_id: str, key_id: str, *, toggles: Toggles | None, revoked_at: float | None
+    ) -> ApiKey:
+        item = self._key_item(account_id, key_id)
+        if item is None:
+            raise NotFound(f"no key {key_id!r} in this account", code="key_not_found")
+        current = _key_record(item)
+        updated = replace(
+            current,
+            toggles=toggles or current.toggles,
+            revoked_at=current.revoked_at if current.revoked_at is not None else revoked_at,
+        )
+        # Both records change together: authentication reads the hash record.
+        self.table.transact(
+            [
+                {"Put": {"TableName": self.table.name, "Item": serialize(i)}}
+                for i in self._key_items(updated, item["key_hash"])
+            ]
+        )
+        return updated
+
+    # ------------------------------------------------------------------ notes: reads
+    def _note_item(self, account_id: str, path: str) -> Item | None:
+        item = self.table.get(keys.account_pk(account_id), keys.note_sk(paths.path_key(path)))
+        return item if item is not None and item["path"] == path else None
+
+    def _latest_tomb(self, account_id: str, path: str) -> Item | None:
+        tombs = [
+            t
+            for t in self.table.query(
+                keys.account_pk(account_id), keys.tomb_prefix(paths.path_key(path))
+            )
+            if t["path"] == path
+        ]
+        return max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
+
+    def _note(self, account_id: str, item: Item) -> Note:
+        markdown = self.bodies.get(account_id, item["note_id"], item["version"])
+        return Note(
+            id=item["note_id"],
+            path=item["path"],
+            title=item["title"],
+            tags=tuple(item.get("tags") or ()),
+            version=item["version"],
+            size=item["size"],
+            created_at=item["created_at"],
+            updated_at=item["updated_at"],
+            markdown=markdown,
+            sha256=item["sha256"],
+            deleted_at=item.get("deleted_at"),
+        )
+
+    def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
+        item = self._note_item(account_id, path)
+        if item is None and include_deleted:
+            item = self._latest_tomb(account_id, path)
+        return self._note(account_id, item) if item else None
+
+    def live_paths(self, account_id: str, path_keys: Collection[str]) -> dict[str, str]:
+        pk = keys.account_pk(account_id)
+        found = self.table.batch_get([(pk, keys.note_sk(k)) for k in path_keys])
+        return {item["path_key"]: item["path"] for item in found.values()}
+
+    def get_summaries(self, account_id: str, note_paths: Collection[str]) -> list[NoteSummary]:
+        pk = keys.account_pk(account_id)
+        wanted = set(note_paths)
+        found = self.table.batch_get([(pk, keys.note_sk(paths.path_key(p))) for p in wanted])
+        items = [i for i in found.values() if i["path"] in wanted]
+        return [_summary(i) for i in sorted(items, key=lambda i: i["path_key"])]
+
+    def list_notes(
+        self, account_id: str, *, folder: str, tag: str | None, cursor: str | None, limit: int
+    ) -> Page:
+        start_after = keys.note_sk(cursors.decode(cursor)) if cursor else None
+        tag_key = paths.fold(tag.lstrip("#")) if tag else None
+        items: list[Item] = []
+        more = False
+        prefix = keys.NOTE_PREFIX + paths.fold(folder)
+        for item in self.table.query(
+            keys.account_pk(account_id), prefix, start_after=start_after, limit=max(limit, 100)
+        ):
+            if folder and not item["path"].startswith(folder):
+                continue  # the key prefix is case-folded; the folder filter is exact
+            if tag_key and tag_key not in (item.get("tag_keys") or ()):
+                continue
+            if len(items) == limit:
+                more = True
+                break
+            items.append(item)
+        next_cursor = cursors.encode(items[-1]["path_key"]) if more and items else None
+        return Page(items=[_summary(i) for i in items], next_cursor=next_cursor)
+
+    def recent_notes(self, account_id: str, *, limit: int) -> list[NoteSummary]:
+        pk = keys.account_pk(account_id)
+        out: list[NoteSummary] = []
+        for item in self.table.query(
+            pk,
+            "",
+            index=keys.RECENT_INDEX,
+            pk_name=keys.RECENT_PK,
+            sk_name=keys.RECENT_SK,
+            forward=False,
+            limit=limit,
+        ):
+            out.append(_summary(item))
+            if len(out) == limit:
+                break
+        return out
+
+    def _live_items(self, account_id: str, projection: str | None = None) -> Iterator[Item]:
+        return self.table.query(
+            keys.account_pk(account_id),
+            keys.NOTE_PREFIX,
+            projection=projection,
+            names={"#p": "path"} if projection and "#p" in projection else None,
+        )
+
+    def tag_counts(self, account_id: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        spelling: dict[str, str] = {}
+        for item in self._live_items(account_id, "tags"):
+            seen: set[str] = set()
+            for tag in item.get("tags") or ():
+                folded = paths.fold(tag)
+                if folded in seen:
+                    continue
+                seen.add(folded)
+                spelling.setdefault(folded, tag)
+                counts[folded] = counts.get(folded, 0) + 1
+        return {spelling[k]: counts[k] for k in sorted(counts)}
+
+    def iter_notes(self, account_id: str) -> Iterator[Note]:
+        for item in self._live_items(account_id):
+            yield self._note(account_id, item)
+
+    def note_keys(self, account_id: str) -> dict[str, NoteKey]:
+        return {
+            i["path_key"]: NoteKey(i["path"], i["version"], i["sha256"], i["size"])
+            for i in self._live_items(account_id, "path_key, #p, version, sha256, size")
+        }
+
+    # ------------------------------------------------------------------ versions
+    def _history_owner(self, account_id: str, path: str) -> Item | None:
+        return self._note_item(account_id, path) or self._latest_tomb(account_id, path)
+
+    def list_versions(self, account_id: str, path: str) -> list[VersionInfo]:
+        owner = self._history_owner(account_id, path)
+        if owner is None:
+            return []
+        items = self.table.query(
+            keys.account_pk(account_id), keys.version_prefix(owner["note_id"]), forward=False
+        )
+        return [_version_info(i) for i in items]
+
+    def get_version(self, account_id: str, path: str, version: int) -> NoteVersion | None:
+        owner = self._history_owner(account_id, path)
+        if owner is None:
+            return None
+        item = self.table.get(
+            keys.account_pk(account_id), keys.version_sk(owner["note_id"], version)
+        )
+        if item is None:
+            return None
+        markdown = self.bodies.get(account_id, owner["note_id"], version)
+        return NoteVersion(info=_version_info(item), markdown=markdown)
+
+    def purge_note(self, account_id: str, path: str) -> bool:
+        pk = keys.account_pk(account_id)
+        tombs = [
+            t
+            for t in self.table.query(pk, keys.tomb_prefix(paths.path_key(path)))
+            if t["path"] == path
+        ]
+        for tomb in tombs:
+            versions = list(self.table.query(pk, keys.version_prefix(tomb["note_id"])))
+            self.table.batch_write(
+                [], [(pk, v[keys.TABLE_SK]) for v in versions] + [(pk, tomb[keys.TABLE_SK])]
+            )
+            self.bodies.delete_quietly(
+                keys.body_key(account_id, tomb["note_id"], v["version"]) for v in versions
+            )
+        return bool(tombs)
+
+    # ------------------------------------------------------------------ links (derived)
+    def links_to(self, account_id: str, target_keys: Collection[str]) -> list[BacklinkSource]:
+        pk = keys.account_pk(account_id)
+        out: list[BacklinkSource] = []
+        for target in dict.fromkeys(target_keys):
+            for item in self.table.query(pk, keys.link_prefix(target)):
+                if item["target_key"] == target:
+                    out.append(BacklinkSource(item["source_path"], target, item["has_folder"]))
+        return out
+
+    def paths_by_name(self, account_id: str, name_keys: Collection[str]) -> dict[str, list[str]]:
+        pk = keys.account_pk(account_id)
+        found: dict[str, list[str]] = {}
+        for name in dict.fromkeys(name_keys):
+            for item in self.table.query(pk, keys.name_prefix(name)):
+                if item["name_key"] == name:
+                    found.setdefault(name, []).append(item["path"])
+        return {k: sorted(v) for k, v in found.items()}
+
+    def all_links(self, account_id: str) -> list[BacklinkSource]:
+        return [
+            BacklinkSource(i["source_path"], i["target_key"], i["has_folder"])
+            for i in self.table.query(keys.account_pk(account_id), keys.LINK_PREFIX)
+        ]
+
+    def rebuild_links(self, account_id: str) -> int:
+        """Rewrite the derived link items from the note items (``memvault reindex``)."""
+        pk = keys.account_pk(account_id)
+        stale = [(pk, i[keys.TABLE_SK]) for i in self.table.query(pk, keys.LINK_PREFIX)]
+        fresh = [link for item in self._live_items(account_id) for link in _link_items(pk, item)]
+        fresh_keys = {(pk, i[keys.TABLE_SK]) for i in fresh}
+        self.table.batch_write(fresh, [k for k in stale if k not in fresh_keys])
+        return len(fresh)
+
+    # ------------------------------------------------------------------ notes: commit
+    def commit(self, account_id: str, changes: Sequence[NoteChange], *, now: float) -> CommitResult:
+        try:
+            return self._commit(account_id, changes, now)
+        except Conflict as exc:
+            # A crashed bulk commit leaves its lock behind; once its lease has run out,
+            # roll it back from its journal and try once more.
+            from memvault.adapters.aws.bulk import recover_expired
+
+            if exc.code == "import_in_progress" and recover_expired(self, account_id, now=now):
+                return self._commit(account_id, changes, now)
+            raise
+
+    def _commit(self, account_id: str, changes: Sequence[NoteChange], now: float) -> CommitResult:
+        plan = self._plan(account_id, changes, now)
+        actions = self._actions(plan)
+        if not actions:
+            return CommitResult(notes=plan.results, previous=plan.previous)
+        written_bodies: list[str] = []
+        if len(actions) + 1 <= TRANSACT_MAX_ITEMS:
+            try:
+                for version_item, markdown in plan.new_versions:
+                    written_bodies.append(
+                        self.bodies.put(
+                            account_id, version_item["note_id"], version_item["version"], markdown
+                        )
+                    )
+                self._transact(plan, [*actions, self._account_action(plan)])
+            except BaseException:
+                self.bodies.delete_quietly(written_bodies)
+                raise
+        else:
+            from memvault.adapters.aws.bulk import apply_journaled
+
+            apply_journaled(self, plan, self._actions(plan, trims=False), now=now)
+        self._after_commit(plan, trim_items=len(actions) + 1 > TRANSACT_MAX_ITEMS)
+        return CommitResult(notes=plan.results, previous=plan.previous)
+
+    def _load(self, plan: _Plan, sort_keys: Collection[str]) -> None:
+        missing = [sk for sk in dict.fromkeys(sort_keys) if sk not in plan.originals]
+        if not missing:
+            return
+        found = self.table.batch_get([(plan.pk, sk) for sk in missing])
+        for sk in missing:
+            plan.originals[sk] = found.get((plan.pk, sk))
+
+    def _preload(self, plan: _Plan, changes: Sequence[NoteChange]) -> None:
+        note_keys: list[str] = []
+        for change in changes:
+            note_keys.append(keys.note_sk(paths.path_key(change.path)))
+            if isinstance(change, MoveNote):
+                note_keys.append(keys.note_sk(paths.path_key(change.new_path)))
+        if len(note_keys) > PRELOAD_THRESHOLD:
+            everything = {i[keys.TABLE_SK]: i for i in self._live_items(plan.account_id)}
+            tombs: dict[str, Item] = {}
+            for tomb in self.table.query(plan.pk, "D#"):
+                tombs[tomb[keys.TABLE_SK]] = tomb
+            for sk in note_keys:
+                plan.originals.setdefault(sk, everything.get(sk))
+            plan.originals.update(tombs)
+            plan.tombs_loaded = True
+        else:
+            self._load(plan, note_keys)
+
+    def _tombs_for(self, plan: _Plan, path: str) -> list[Item]:
+        prefix = keys.tomb_prefix(paths.path_key(path))
+        if not plan.tombs_loaded:
+            for tomb in self.table.query(plan.pk, prefix):
+                plan.originals.setdefault(tomb[keys.TABLE_SK], tomb)
+        return [
+            item
+            for sk in list(plan.originals) + list(plan.finals)
+            if sk.startswith(prefix)
+            and (item := plan.current(sk)) is not None
+            and item["path"] == path
+        ]
+
+    def _plan(self, account_id: str, changes: Sequence[NoteChange], now: float) -> _Plan:
+        plan = _Plan(account_id=account_id, pk=keys.account_pk(account_id))
+        self._preload(plan, changes)
+        for change in changes:
+            if isinstance(change, PutNote):
+                self._plan_put(plan, change, now)
+            elif isinstance(change, MoveNote):
+                self._plan_move(plan, change, now)
+            else:
+                live = self._plan_live(plan, change.path, change.expected_version)
+                sk = keys.note_sk(live["path_key"])
+                plan.previous.append(_prior(live))
+                plan.set(sk, None)
+                tomb = {
+                    **_without_recent(live),
+                    keys.TABLE_SK: keys.tomb_sk(live["path_key"], live["note_id"]),
+                    "deleted_at": now,
+                }
+                plan.set(tomb[keys.TABLE_SK], tomb)
+                plan.set(keys.name_sk(live["name_key"], live["path_key"]), None)
+                plan.note_delta -= 1
+                plan.byte_delta -= live["size"]
+                plan.results.append(None)
+        return plan
+
+    def _plan_live(self, plan: _Plan, path: str, expected: int | None) -> Item:
+        sk = keys.note_sk(paths.path_key(path))
+        self._load(plan, [sk])
+        live = plan.current(sk)
+        if live is None or live["path"] != path:
+            raise NotFound(f"no note at {path!r}", code="note_not_found")
+        check_expected(path, expected, live["version"])
+        return live
+
+    def _plan_put(self, plan: _Plan, change: PutNote, now: float) -> None:
+        path_key = paths.path_key(change.path)
+        sk = keys.note_sk(path_key)
+        self._load(plan, [sk])
+        live = plan.current(sk)
+        if live is not None and live["path"] != change.path:
+            raise Conflict(
+                f"a note already exists at {live['path']!r}; paths differing only in case"
+                " name the same note",
+                code="path_case_conflict",
+            )
+        check_expected(change.path, change.expected_version, live["version"] if live else None)
+        plan.previous.append(_prior(live))
+        if live is not None and live["sha256"] == change.sha256:
+            plan.results.append(_note_from(live, change.markdown))
+            return
+        if live is not None:
+            note_id, version, created_at = live["note_id"], live["version"] + 1, live["created_at"]
+            plan.byte_delta += change.size - live["size"]
+        else:
+            tombs = self._tombs_for(plan, change.path)
+            revived = max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
+            if revived is not None:
+                # Re-creating a deleted note revives it, so its history continues.
+                note_id, version = revived["note_id"], revived["version"] + 1
+                created_at = revived["created_at"]
+                plan.set(revived[keys.TABLE_SK], None)
+            else:
+                note_id, version, created_at = uuid.uuid4().hex, 1, now
+            plan.note_delta += 1
+            plan.byte_delta += change.size
+            name_key = paths.name_key(change.path)
+            plan.set(
+                keys.name_sk(name_key, path_key),
+                _name_item(plan.pk, name_key, path_key, change.path),
+            )
+        item = {
+            keys.TABLE_PK: plan.pk,
+            keys.TABLE_SK: sk,
+            keys.RECENT_PK: plan.pk,
+            keys.RECENT_SK: keys.recent_sk(now, path_key),
+            "note_id": note_id,
+            "path": change.path,
+            "path_key": path_key,
+            "name_key": paths.name_key(change.path),
+            "title": change.title,
+            "tags": list(change.tags),
+            "tag_keys": _tag_keys(change.tags),
+            "links": _encode_links(change.links),
+            "version": version,
+            "size": change.size,
+            "sha256": change.sha256,
+            "created_at": created_at,
+            "updated_at": now,
+        }
+        plan.set(sk, item)
+        version_item = {
+            keys.TABLE_PK: plan.pk,
+            keys.TABLE_SK: keys.version_sk(note_id, version),
+            "note_id": note_id,
+            "version": version,
+            "path": change.path,
+            "size": change.size,
+            "sha256": change.sha256,
+            "created_at": now,
+        }
+        plan.new_versions.append((version_item, change.markdown))
+        if version - VERSIONS_KEPT >= 1:
+            plan.trimmed_versions.append((note_id, version - VERSIONS_KEPT))
+        plan.results.append(_note_from(item, change.markdown))
+
+    def _plan_move(self, plan: _Plan, change: MoveNote, now: float) -> None:
+        live = self._plan_live(plan, change.path, change.expected_version)
+        old_key, new_key = live["path_key"], paths.path_key(change.new_path)
+        plan.previous.append(_prior(live))
+        if new_key != old_key:
+            self._load(plan, [keys.note_sk(new_key)])
+            occupant = plan.current(keys.note_sk(new_key))
+            if occupant is not None:
+                raise Conflict(
+                    f"a note already exists at {occupant['path']!r}", code="path_occupied"
+                )
+        plan.set(keys.note_sk(old_key), None)
+        plan.set(keys.name_sk(live["name_key"], old_key), None)
+        name_key = paths.name_key(change.new_path)
+        moved = {
+            **live,
+            keys.TABLE_SK: keys.note_sk(new_key),
+            keys.RECENT_SK: keys.recent_sk(now, new_key),
+            "path": change.new_path,
+            "path_key": new_key,
+            "name_key": name_key,
+            "updated_at": now,
+        }
+        plan.set(keys.note_sk(new_key), moved)
+        plan.set(
+            keys.name_sk(name_key, new_key), _name_item(plan.pk, name_key, new_key, change.new_path)
+        )
+        markdown = self.bodies.get(plan.account_id, live["note_id"], live["version"])
+        plan.results.append(_note_from(moved, markdown))
+
+    def _actions(self, plan: _Plan, *, trims: bool = True) -> list[dict[str, Any]]:
+        """Conditional writes taking every touched item from its original to its final state.
+
+        ``trims=False`` leaves out the deletes of versions past the 50 kept: a journaled
+        (bulk) commit trims only once it has succeeded, so a rollback never needs them.
+        """
+        actions: list[dict[str, Any]] = []
+        for sk in plan.changed_keys():
+            original, final = plan.originals.get(sk), plan.finals[sk]
+            if final is None:
+                action: dict[str, Any] = {
+                    "Delete": {"TableName": self.table.name, "Key": _key(plan.pk, sk)}
+                }
+                body = action["Delete"]
+            else:
+                action = {"Put": {"TableName": self.table.name, "Item": serialize(final)}}
+                body = action["Put"]
+            if original is None:
+                body["ConditionExpression"] = "attribute_not_exists(pk)"
+            elif "version" in original:
+                body["ConditionExpression"] = "version = :v"
+                body["ExpressionAttributeValues"] = values({":v": original["version"]})
+            actions.append(action)
+        for version_item, _markdown in plan.new_versions:
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": self.table.name,
+                        "Item": serialize(version_item),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+            )
+        for note_id, version in plan.trimmed_versions if trims else ():
+            actions.append(
+                {
+                    "Delete": {
+                        "TableName": self.table.name,
+                        "Key": _key(plan.pk, keys.version_sk(note_id, version)),
+                    }
+                }
+            )
+        return actions
+
+    def _account_action(self, plan: _Plan, *, lock_id: str | None = None) -> dict[str, Any]:
+        """The account update every commit makes: counters, quota, and the import lock."""
+        conditions = ["attribute_exists(pk)"]
+        if lock_id is None:
+            conditions.append("attribute_not_exists(import_lock)")
+        else:
+            conditions.append("import_lock = :lock")
+        attr_values: dict[str, Any] = {
+            ":dn": plan.note_delta,
+            ":db": plan.byte_delta,
+            ":ndn": -plan.note_delta,
+            ":ndb": -plan.byte_delta,
+        }
+        if plan.note_delta > 0:
+            conditions.append("notes_free >= :dn")
+        if plan.byte_delta > 0:
+            conditions.append("bytes_free >= :db")
+        update = "ADD note_count :dn, total_bytes :db, notes_free :ndn, bytes_free :ndb"
+        if lock_id is not None:
+            attr_values[":lock"] = lock_id
+            update += " REMOVE import_lock, lock_expires"
+        return {
+            "Update": {
+                "TableName": self.table.name,
+                "Key": _key(plan.pk, keys.ACCOUNT_SK),
+                "UpdateExpression": update,
+                "ConditionExpression": " AND ".join(conditions),
+                "ExpressionAttributeValues": values(attr_values),
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
+
+    def _transact(self, plan: _Plan, actions: list[dict[str, Any]]) -> None:
+        try:
+            self.table.transact(actions)
+        except ClientError as exc:
+            raise self._explain_cancel(plan, exc, actions) from exc
+
+    def _explain_cancel(
+        self, plan: _Plan, exc: ClientError, actions: list[dict[str, Any]]
+    ) -> BaseException:
+        """Which condition failed, as the domain error a user can act on."""
+        unexplained: BaseException = exc
+        if error_code(exc) != "TransactionCanceledException":
+            return unexplained
+        reasons: list[dict[str, Any]] = exc.response.get("CancellationReasons", [])
+        for action, reason in zip(actions, reasons, strict=False):
+            if reason.get("Code") != "ConditionalCheckFailed":
+                continue
+            if "Update" in action:  # the account item
+                return self._account_refusal(plan)
+            return Conflict(
+                "another writer changed these notes at the same time; re-read and retry",
+                code="version_conflict",
+            )
+        if any(r.get("Code") == "TransactionConflict" for r in reasons):
+            return Conflict(
+                "another writer changed these notes at the same time; re-read and retry",
+                code="version_conflict",
+            )
+        return unexplained
+
+    def _account_refusal(self, plan: _Plan) -> Exception:
+        account = self._account_item(plan.account_id)
+        if account is None:
+            return NotFound(f"no account {plan.account_id!r}", code="account_not_found")
+        if "import_lock" in account:
+            return Conflict(
+                "an import is in progress on this vault; retry when it has finished",
+                code="import_in_progress",
+            )
+        if plan.note_delta > 0 and account["notes_free"] < plan.note_delta:
+            return QuotaExceeded(
+                f"the vault would hold {account['note_count'] + plan.note_delta} notes;"
+                f" its limit is {account['max_notes']}",
+                code="vault_note_limit",
+            )
+        return QuotaExceeded(
+            f"the vault would hold {account['total_bytes'] + plan.byte_delta} bytes of notes;"
+            f" its limit is {account['max_bytes']} bytes",
+            code="vault_byte_limit",
+        )
+
+    def _after_commit(self, plan: _Plan, *, trim_items: bool = False) -> None:
+        """Derived data, after the commit: link items, and bodies of trimmed versions
+        (and, after a journaled commit, the trimmed version items themselves)."""
+        puts: list[Item] = []
+        deletes: list[tuple[str, str]] = []
+        if trim_items:
+            deletes += [(plan.pk, keys.version_sk(n, v)) for n, v in plan.trimmed_versions]
+        for sk in plan.changed_keys():
+            if not sk.startswith(keys.NOTE_PREFIX):
+                continue
+            original, final = plan.originals.get(sk), plan.finals[sk]
+            old_links = {i[keys.TABLE_SK]: i for i in _link_items(plan.pk, original)}
+            new_links = {i[keys.TABLE_SK]: i for i in _link_items(plan.pk, final)}
+            deletes += [(plan.pk, k) for k in old_links if k not in new_links]
+            puts += [i for k, i in new_links.items() if old_links.get(k) != i]
+        # A note moved within the batch: its old key deletes what its new key re-puts.
+        put_keys = {(plan.pk, i[keys.TABLE_SK]) for i in puts}
+        deletes = [d for d in dict.fromkeys(deletes) if d not in put_keys]
+        try:
+            self.table.batch_write(puts, deletes)
+        except Exception:
+            log.exception("link index update failed", extra={"account_id": plan.account_id})
+        self.bodies.delete_quietly(
+            keys.body_key(plan.account_id, note_id, version)
+            for note_id, version in plan.trimmed_versions
+        )
+
+
+# ---------------------------------------------------------------------- helpers
+def _key(pk: str, sk: str) -> dict[str, Any]:
+    return {keys.TABLE_PK: {"S": pk}, keys.TABLE_SK: {"S": sk}}
+
+
+def _without_recent(item: Item) -> Item:
+    return {k: v for k, v in item.items() if k not in (keys.RECENT_PK, keys.RECENT_SK)}
+
+
+def _name_item(pk: str, name_key: str, path_key: str, path: str) -> Item:
+    return {
+        keys.TABLE_PK: pk,
+        keys.TABLE_SK: keys.name_sk(name_key, path_key),
+        "name_key": name_key,
+        "path": path,
+    }
+
+
+def _link_items(pk: str, note: Item | None) -> list[Item]:
+    if note is None:
+        return []
+    return [
+        {
+            keys.TABLE_PK: pk,
+            keys.TABLE_SK: keys.link_sk(link.target_key, note["note_id"]),
+            "target_key": link.target_key,
+            "has_folder": link.has_folder,
+            "source_path": note["path"],
+        }
+        for link in _decode_links(note.get("links"))
+    ]
+
+
+def _note_from(item: Item, markdown: str) -> Note:
+    return Note(
+        id=item["note_id"],
+        path=item["path"],
+        title=item["title"],
+        tags=tuple(item.get("tags") or ()),
+        version=item["version"],
+        size=item["size"],
+        created_at=item["created_at"],
+        updated_at=item["updated_at"],
+        markdown=markdown,
+        sha256=item["sha256"],
+    )
+
+
+def _version_info(item: Item) -> VersionInfo:
+    return VersionInfo(
+        version=item["version"],
+        path=item["path"],
+        size=item["size"],
+        sha256=item["sha256"],
+        created_at=item["created_at"],
+    )
