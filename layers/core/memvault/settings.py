@@ -35,6 +35,18 @@ class Settings(BaseSettings):
     import_max_ratio: float = 200.0
     import_max_entries: int = 200_000
 
+    # AWS backend (MEMVAULT_BACKEND=aws).
+    aws_region: str | None = None
+    table: str = "memvault"
+    bucket: str = "memvault-notes"
+    dynamodb_endpoint: str | None = None  # for a local DynamoDB; None = AWS
+    s3_endpoint: str | None = None
+    opensearch_url: str | None = None  # e.g. https://search-x.eu-west-1.es.amazonaws.com
+    opensearch_index: str = "memvault-notes"
+    # "sigv4" signs requests for Amazon OpenSearch Service; "none" is for a local node.
+    opensearch_auth: Literal["sigv4", "none"] = "sigv4"
+    opensearch_timeout: float = 10.0
+
     @property
     def sqlite_path(self) -> Path:
         return self.data_dir / "memvault.sqlite3"

@@ -14,6 +14,11 @@ import httpx
 
 from memvault.errors import MemvaultError, RateLimited, ServiceUnavailable
 
+# How long to wait for the server to accept a connection; reads may take longer
+# (an import of a large vault), so they get the client's full timeout.
+CONNECT_TIMEOUT = 10.0
+
+
 class ApiError(MemvaultError):
     """An error answer from the server, carrying its status, type and code."""
 
@@ -23,17 +28,37 @@ class ApiError(MemvaultError):
         self.type = type_
 
 
+def _segment(segment: str) -> str:
+    # "." and ".." would be resolved away by URL normalisation (notes/../x.md would
+    # silently become x.md); encoded, they reach the server, which refuses them.
+    if segment in (".", ".."):
+        return segment.replace(".", "%2E")
+    return quote(segment, safe="")
+
+
 def note_url(path: str, suffix: str = "") -> str:
-    return "/v1/notes/" + quote(path, safe="/") + suffix
+    """The note's URL, every path character kept exactly as given."""
+    return "/v1/notes/" + "/".join(_segment(s) for s in path.split("/")) + suffix
 
 
 class Client:
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 300.0) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self.http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+        )
 
     def close(self) -> None:
         self.http.close()
+
+    def _unreachable(self, exc: httpx.TransportError) -> ServiceUnavailable:
+        return ServiceUnavailable(
+            f"cannot reach memvault at {self.http.base_url} ({exc.__class__.__name__});"
+            " is `memvault serve` running, and is --url (or MEMVAULT_URL) right?",
+            code="server_unreachable",
+        )
 
     def _check(self, response: httpx.Response) -> httpx.Response:
         if response.status_code < 400:
@@ -42,23 +67,35 @@ class Client:
             err = response.json()["error"]
             type_, code, message = err["type"], err["code"], err["message"]
         except (ValueError, KeyError, TypeError):
-            type_, code, message = "http_error", "http_error", response.text[:200]
+            type_, code = "http_error", "http_error"
+            text = response.text.strip()[:200]
+            message = f"HTTP {response.status_code} from {self.http.base_url}" + (
+                f": {text}" if text else ""
+            )
         if response.status_code == 429:
-            raise RateLimited(message, retry_after=float(response.headers.get("Retry-After", 1)))
+            raise RateLimited(
+                message, code=code, retry_after=_retry_after(response.headers.get("Retry-After"))
+            )
         raise ApiError(response.status_code, type_, code, message)
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
             return self._check(self.http.request(method, url, **kwargs))
         except httpx.TransportError as exc:
-            raise ServiceUnavailable(
-                f"cannot reach memvault at {self.http.base_url} ({exc.__class__.__name__});"
-                " is `memvault serve` running?",
-                code="server_unreachable",
-            ) from exc
+            raise self._unreachable(exc) from exc
 
     def json(self, method: str, url: str, **kwargs: Any) -> Any:
-        return self.request(method, url, **kwargs).json()
+        response = self.request(method, url, **kwargs)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ApiError(
+                response.status_code,
+                "invalid_response",
+                "not_memvault",
+                f"{self.http.base_url} answered {method} {url} with something other than"
+                " JSON; is --url a memvault server?",
+            ) from exc
 
     # ------------------------------------------------------------------ transfer
     def upload(self, fh: BinaryIO, size: int, progress: Callable[[int], None]) -> Any:
@@ -74,20 +111,27 @@ class Client:
             headers={"Content-Type": "application/zip", "Content-Length": str(size)},
         )
 
-    def download(self, out: BinaryIO, on_start: Callable[[int | None], None],
-                 progress: Callable[[int], None]) -> int:
+    def download(
+        self, out: BinaryIO, on_start: Callable[[int | None], None], progress: Callable[[int], None]
+    ) -> int:
         try:
             with self.http.stream("GET", "/v1/export") as response:
                 if response.status_code >= 400:
                     response.read()
                     self._check(response)
                 length = response.headers.get("Content-Length")
-                on_start(int(length) if length else None)
+                on_start(int(length) if length and length.isdigit() else None)
                 for chunk in response.iter_bytes():
                     out.write(chunk)
                     progress(len(chunk))
-                return int(response.headers.get("X-Memvault-Notes", "0"))
+                notes = response.headers.get("X-Memvault-Notes", "0")
+                return int(notes) if notes.isdigit() else 0
         except httpx.TransportError as exc:
-            raise ServiceUnavailable(
-                f"cannot reach memvault at {self.http.base_url}", code="server_unreachable"
-            ) from exc
+            raise self._unreachable(exc) from exc
+
+
+def _retry_after(value: str | None) -> float:
+    try:
+        return max(0.0, float(value)) if value else 1.0
+    except ValueError:
+        return 1.0

@@ -46,7 +46,9 @@ def link_factor(inbound_links: int) -> float:
 
 
 def multiplier(updated_at: float, inbound_links: int, now: float) -> float:
-    return 1.0 + RECENCY_WEIGHT * recency(updated_at, now) + LINK_WEIGHT * link_factor(inbound_links)
+    return (
+        1.0 + RECENCY_WEIGHT * recency(updated_at, now) + LINK_WEIGHT * link_factor(inbound_links)
+    )
 
 
 def final_score(relevance: float, updated_at: float, inbound_links: int, now: float) -> float:

@@ -8,12 +8,14 @@ unchanged is not touched, so exporting and re-importing creates no versions.
 
 from __future__ import annotations
 
+import lzma
 import stat
 import time
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import IO, BinaryIO
+from typing import IO
 
 from memvault.domain import paths
 from memvault.domain.budgets import Bucket
@@ -26,6 +28,14 @@ from memvault.services.vault import VaultService, build_put
 Progress = Callable[[int, int], None]
 
 MAX_SKIPPED_LISTED = 1000
+
+# macOS Finder's "Compress" adds resource forks under this folder (``._Note.md``, binary):
+# they are metadata, never notes, and must not make the archive look like two folders.
+_MACOS_METADATA = "__MACOSX/"
+
+# The latest timestamp a zip entry can carry (DOS dates end in 2107).
+_ZIP_MAX_EPOCH = 4354819198.0
+_ZIP_MIN_EPOCH = 315532800.0  # 1980-01-01, the earliest
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,17 +70,25 @@ def _refuse(message: str, code: str, **details: object) -> Unprocessable:
     return Unprocessable(f"import refused, nothing was changed: {message}", code=code, **details)
 
 
+def _is_macos_metadata(name: str) -> bool:
+    return name.startswith(_MACOS_METADATA)
+
+
 def _vault_root(names: list[str]) -> str:
     """A zipped vault folder ("MyVault/.obsidian/...") is imported from inside it.
 
-    Only a top folder that holds `.obsidian/` is taken as the vault root: stripping
-    any common folder would move notes of a vault that happens to keep them all in
-    one folder, and then export → import would no longer round-trip.
+    Only a top folder that holds Obsidian's `.obsidian/` config (a folder entry or a
+    file that is not a note) is taken as the vault root: stripping any common folder
+    would move notes of a vault that happens to keep them all in one folder, and then
+    export → import would no longer round-trip. An export holds only notes, so a note
+    that lives under a `.obsidian/` folder does not make its top folder a vault root.
     """
-    tops = {n.split("/", 1)[0] for n in names if n}
+    names = [n for n in names if n and not _is_macos_metadata(n)]
+    tops = {n.split("/", 1)[0] for n in names}
     if len(tops) == 1:
         top = next(iter(tops))
-        if any(n.startswith(f"{top}/.obsidian/") for n in names):
+        config = f"{top}/.obsidian/"
+        if any(n.startswith(config) and not n.endswith(".md") for n in names):
             return top + "/"
     return ""
 
@@ -107,19 +125,23 @@ class TransferService:
 
     # ------------------------------------------------------------------ import
     def import_zip(
-        self, caller: Caller, archive: BinaryIO, *, progress: Progress | None = None
+        self, caller: Caller, archive: IO[bytes], *, progress: Progress | None = None
     ) -> ImportReport:
         size = archive.seek(0, 2)
         archive.seek(0)
         if size > self.limits.max_archive_bytes:
             raise TooLarge(
-                f"the archive is {size} bytes; an import may be at most"
-                f" {self.limits.max_archive_bytes} bytes",
+                f"import refused, nothing was changed: the archive is {size} bytes; an import"
+                f" may be at most {self.limits.max_archive_bytes} bytes",
                 code="archive_too_large",
+                limit=self.limits.max_archive_bytes,
             )
         try:
             zf = zipfile.ZipFile(archive)
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        except UnicodeDecodeError as exc:
+            # An entry flagged as UTF-8 whose name is not.
+            raise _refuse("an entry name is not valid UTF-8", "invalid_entry_name") from exc
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
             raise _refuse("the file is not a zip archive", "not_a_zip") from exc
         with zf:
             report = ImportReport()
@@ -153,6 +175,9 @@ class TransferService:
             if info.flag_bits & 0x1:
                 raise _refuse(f"{name!r} is encrypted", "encrypted_entry", entry=name)
             if info.is_dir():
+                continue
+            if _is_macos_metadata(name):
+                report.skip(name)
                 continue
             rel = name[len(root) :] if root and name.startswith(root) else name
             if not rel.endswith(".md") or _hidden(rel):
@@ -199,9 +224,19 @@ class TransferService:
         try:
             with zf.open(entry.info) as fh:
                 data = fh.read(MAX_NOTE_BYTES + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
+        except (
+            zipfile.BadZipFile,
+            OSError,
+            EOFError,
+            RuntimeError,
+            NotImplementedError,
+            zlib.error,
+            lzma.LZMAError,
+        ) as exc:
             raise _refuse(
-                f"{entry.info.filename!r} cannot be read ({exc})", "corrupt_entry"
+                f"{entry.info.filename!r} cannot be read ({exc})",
+                "corrupt_entry",
+                entry=entry.info.filename,
             ) from exc
         if len(data) > MAX_NOTE_BYTES:
             raise TooLarge(
@@ -287,10 +322,10 @@ class TransferService:
 
 
 def _zip_time(epoch: float) -> tuple[int, int, int, int, int, int]:
-    t = time.gmtime(max(epoch, 315532800.0))  # zip cannot store dates before 1980
+    t = time.gmtime(min(max(epoch, _ZIP_MIN_EPOCH), _ZIP_MAX_EPOCH))  # 1980 to 2107 only
     return (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
 
 
-def iter_file(fh: BinaryIO, chunk: int = 1024 * 1024) -> Iterator[bytes]:
+def iter_file(fh: IO[bytes], chunk: int = 1024 * 1024) -> Iterator[bytes]:
     while data := fh.read(chunk):
         yield data

@@ -26,8 +26,7 @@ class BodyStore:
         self.bucket = bucket
         self.requests = 0
 
-    def put(self, account_id: str, note_id: str, version: int, markdown: str) -> str:
-        object_key = keys.body_key(account_id, note_id, version)
+    def put(self, object_key: str, markdown: str) -> None:
         with aws_errors("the notes bucket"):
             self.requests += 1
             self.client.put_object(
@@ -36,10 +35,8 @@ class BodyStore:
                 Body=markdown.encode("utf-8"),
                 ContentType="text/markdown; charset=utf-8",
             )
-        return object_key
 
-    def get(self, account_id: str, note_id: str, version: int) -> str:
-        object_key = keys.body_key(account_id, note_id, version)
+    def get(self, object_key: str) -> str:
         try:
             with aws_errors("the notes bucket"):
                 self.requests += 1
@@ -53,6 +50,20 @@ class BodyStore:
             raise
         text: str = data.decode("utf-8")
         return text
+
+    def delete_versions_quietly(self, account_id: str, versions: Iterable[tuple[str, int]]) -> None:
+        """Delete every object of these (note id, version) pairs, whatever their tokens."""
+        found: list[str] = []
+        for note_id, version in versions:
+            try:
+                self.requests += 1
+                listing = self.client.list_objects_v2(
+                    Bucket=self.bucket, Prefix=keys.body_prefix(account_id, note_id, version)
+                )
+                found += [obj["Key"] for obj in listing.get("Contents", [])]
+            except Exception:  # noqa: BLE001 - cleanup must never mask the real outcome
+                log.warning("could not list trimmed note bodies")
+        self.delete_quietly(found)
 
     def delete_quietly(self, object_keys: Iterable[str]) -> None:
         """Best-effort cleanup of bodies no item points at (failed writes, trimmed versions)."""

@@ -54,11 +54,8 @@ def apply_journaled(
     try:
         _write_journal(store, plan.account_id, lock_id, originals)
         for version_item, markdown in plan.new_versions:
-            bodies.append(
-                store.bodies.put(
-                    plan.account_id, version_item["note_id"], version_item["version"], markdown
-                )
-            )
+            store.bodies.put(version_item["body"], markdown)
+            bodies.append(version_item["body"])
         for start in range(0, len(actions), CHUNK):
             store._transact(plan, actions[start : start + CHUNK])
         store._transact(plan, [store._account_action(plan, lock_id=lock_id)])

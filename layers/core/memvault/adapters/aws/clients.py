@@ -36,8 +36,12 @@ THROTTLING_CODES = frozenset(
 
 
 def make_client(service: str, region: str | None, endpoint_url: str | None = None) -> Any:
+    config = RETRY_CONFIG
+    if service == "s3" and endpoint_url:
+        # Local endpoints (tests, MinIO-likes) need path-style bucket addressing.
+        config = config.merge(Config(s3={"addressing_style": "path"}))
     return boto3.client(
-        service, region_name=region, endpoint_url=endpoint_url or None, config=RETRY_CONFIG
+        service, region_name=region, endpoint_url=endpoint_url or None, config=config
     )
 
 

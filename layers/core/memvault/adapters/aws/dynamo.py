@@ -71,14 +71,12 @@ class Table:
         self.name = name
         self.requests = 0
 
-    def get(self, pk: str, sk: str, *, projection: str | None = None) -> Item | None:
+    def get(self, pk: str, sk: str) -> Item | None:
         kwargs: dict[str, Any] = {
             "TableName": self.name,
             "Key": key(pk, sk),
             "ConsistentRead": True,
         }
-        if projection:
-            kwargs["ProjectionExpression"] = projection
         with aws_errors("the notes table"):
             self.requests += 1
             raw = self.client.get_item(**kwargs).get("Item")
@@ -108,8 +106,7 @@ class Table:
         pk: str,
         prefix: str,
         *,
-        projection: str | None = None,
-        names: Mapping[str, str] | None = None,
+        projection: Sequence[str] | None = None,
         forward: bool = True,
         start_after: str | None = None,
         limit: int | None = None,
@@ -121,16 +118,23 @@ class Table:
         kwargs: dict[str, Any] = {
             "TableName": self.name,
             "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
-            "ExpressionAttributeNames": {"#pk": pk_name, "#sk": sk_name, **(names or {})},
+            "ExpressionAttributeNames": {"#pk": pk_name, "#sk": sk_name},
             "ExpressionAttributeValues": values({":pk": pk, ":prefix": prefix}),
             "ScanIndexForward": forward,
         }
+        if not prefix:  # the whole partition (DynamoDB refuses an empty prefix)
+            kwargs["KeyConditionExpression"] = "#pk = :pk"
+            kwargs["ExpressionAttributeNames"] = {"#pk": pk_name}
+            kwargs["ExpressionAttributeValues"] = values({":pk": pk})
         if index:
             kwargs["IndexName"] = index
         else:
             kwargs["ConsistentRead"] = True
         if projection:
-            kwargs["ProjectionExpression"] = projection
+            # Placeholders for every attribute: several (size, path) are reserved words.
+            placeholders = {f"#p{i}": name for i, name in enumerate(projection)}
+            kwargs["ProjectionExpression"] = ", ".join(placeholders)
+            kwargs["ExpressionAttributeNames"].update(placeholders)
         if limit:
             kwargs["Limit"] = limit
         if start_after is not None:

@@ -107,9 +107,18 @@ def recent_sk(updated_at: float, path_key: str) -> str:
     return f"{updated_at:017.6f}{SEP}{path_key}"
 
 
-def body_key(account_id: str, note_id: str, version: int) -> str:
-    """S3 object holding one version's markdown (immutable once written)."""
-    return f"{account_id}/notes/{note_id}/{version:08d}.md"
+def body_prefix(account_id: str, note_id: str, version: int) -> str:
+    return f"{account_id}/notes/{note_id}/{version:08d}-"
+
+
+def body_key(account_id: str, note_id: str, version: int, token: str) -> str:
+    """S3 object holding one version's markdown (immutable once written).
+
+    ``token`` is unique per write attempt: two writers racing for the same version
+    upload different objects, so the loser's cleanup can never delete the winner's.
+    Items record the key they point at (attribute ``body``).
+    """
+    return f"{body_prefix(account_id, note_id, version)}{token}.md"
 
 
 def journal_key(account_id: str, import_id: str) -> str:

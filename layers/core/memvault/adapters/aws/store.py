@@ -129,15 +129,26 @@ class _Plan:
     results: list[Note | None] = field(default_factory=list)
     previous: list[PriorState | None] = field(default_factory=list)
     tombs_loaded: bool = False  # every tombstone of the account is already in originals
+    # Items whose original state was not read (the file-name index): written without a
+    # condition, since their state follows from the note items' conditions.
+    blind: set[str] = field(default_factory=set)
 
     def set(self, sk: str, item: Item | None) -> None:
         self.finals[sk] = item
+
+    def set_blind(self, sk: str, item: Item | None) -> None:
+        self.finals[sk] = item
+        self.blind.add(sk)
 
     def current(self, sk: str) -> Item | None:
         return self.finals[sk] if sk in self.finals else self.originals.get(sk)
 
     def changed_keys(self) -> list[str]:
-        return [sk for sk, item in self.finals.items() if item != self.originals.get(sk)]
+        return [
+            sk
+            for sk, item in self.finals.items()
+            if sk in self.blind or item != self.originals.get(sk)
+        ]
 
 
 class DynamoVaultStore:
@@ -296,7 +307,7 @@ class DynamoVaultStore:
         return max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
 
     def _note(self, account_id: str, item: Item) -> Note:
-        markdown = self.bodies.get(account_id, item["note_id"], item["version"])
+        markdown = self.bodies.get(item["body"])
         return Note(
             id=item["note_id"],
             path=item["path"],
@@ -368,18 +379,17 @@ class DynamoVaultStore:
                 break
         return out
 
-    def _live_items(self, account_id: str, projection: str | None = None) -> Iterator[Item]:
+    def _live_items(
+        self, account_id: str, projection: Sequence[str] | None = None
+    ) -> Iterator[Item]:
         return self.table.query(
-            keys.account_pk(account_id),
-            keys.NOTE_PREFIX,
-            projection=projection,
-            names={"#p": "path"} if projection and "#p" in projection else None,
+            keys.account_pk(account_id), keys.NOTE_PREFIX, projection=projection
         )
 
     def tag_counts(self, account_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         spelling: dict[str, str] = {}
-        for item in self._live_items(account_id, "tags"):
+        for item in self._live_items(account_id, ["tags"]):
             seen: set[str] = set()
             for tag in item.get("tags") or ():
                 folded = paths.fold(tag)
@@ -397,7 +407,7 @@ class DynamoVaultStore:
     def note_keys(self, account_id: str) -> dict[str, NoteKey]:
         return {
             i["path_key"]: NoteKey(i["path"], i["version"], i["sha256"], i["size"])
-            for i in self._live_items(account_id, "path_key, #p, version, sha256, size")
+            for i in self._live_items(account_id, ["path_key", "path", "version", "sha256", "size"])
         }
 
     # ------------------------------------------------------------------ versions
@@ -422,7 +432,7 @@ class DynamoVaultStore:
         )
         if item is None:
             return None
-        markdown = self.bodies.get(account_id, owner["note_id"], version)
+        markdown = self.bodies.get(item["body"])
         return NoteVersion(info=_version_info(item), markdown=markdown)
 
     def purge_note(self, account_id: str, path: str) -> bool:
@@ -437,9 +447,7 @@ class DynamoVaultStore:
             self.table.batch_write(
                 [], [(pk, v[keys.TABLE_SK]) for v in versions] + [(pk, tomb[keys.TABLE_SK])]
             )
-            self.bodies.delete_quietly(
-                keys.body_key(account_id, tomb["note_id"], v["version"]) for v in versions
-            )
+            self.bodies.delete_quietly(v["body"] for v in versions)
         return bool(tombs)
 
     # ------------------------------------------------------------------ links (derived)
@@ -498,11 +506,8 @@ class DynamoVaultStore:
         if len(actions) + 1 <= TRANSACT_MAX_ITEMS:
             try:
                 for version_item, markdown in plan.new_versions:
-                    written_bodies.append(
-                        self.bodies.put(
-                            account_id, version_item["note_id"], version_item["version"], markdown
-                        )
-                    )
+                    self.bodies.put(version_item["body"], markdown)
+                    written_bodies.append(version_item["body"])
                 self._transact(plan, [*actions, self._account_action(plan)])
             except BaseException:
                 self.bodies.delete_quietly(written_bodies)
@@ -572,7 +577,7 @@ class DynamoVaultStore:
                     "deleted_at": now,
                 }
                 plan.set(tomb[keys.TABLE_SK], tomb)
-                plan.set(keys.name_sk(live["name_key"], live["path_key"]), None)
+                plan.set_blind(keys.name_sk(live["name_key"], live["path_key"]), None)
                 plan.note_delta -= 1
                 plan.byte_delta -= live["size"]
                 plan.results.append(None)
@@ -619,7 +624,7 @@ class DynamoVaultStore:
             plan.note_delta += 1
             plan.byte_delta += change.size
             name_key = paths.name_key(change.path)
-            plan.set(
+            plan.set_blind(
                 keys.name_sk(name_key, path_key),
                 _name_item(plan.pk, name_key, path_key, change.path),
             )
@@ -642,8 +647,11 @@ class DynamoVaultStore:
             "created_at": created_at,
             "updated_at": now,
         }
+        body = keys.body_key(plan.account_id, note_id, version, uuid.uuid4().hex[:16])
+        item["body"] = body
         plan.set(sk, item)
         version_item = {
+            "body": body,
             keys.TABLE_PK: plan.pk,
             keys.TABLE_SK: keys.version_sk(note_id, version),
             "note_id": note_id,
@@ -670,7 +678,7 @@ class DynamoVaultStore:
                     f"a note already exists at {occupant['path']!r}", code="path_occupied"
                 )
         plan.set(keys.note_sk(old_key), None)
-        plan.set(keys.name_sk(live["name_key"], old_key), None)
+        plan.set_blind(keys.name_sk(live["name_key"], old_key), None)
         name_key = paths.name_key(change.new_path)
         moved = {
             **live,
@@ -682,11 +690,10 @@ class DynamoVaultStore:
             "updated_at": now,
         }
         plan.set(keys.note_sk(new_key), moved)
-        plan.set(
+        plan.set_blind(
             keys.name_sk(name_key, new_key), _name_item(plan.pk, name_key, new_key, change.new_path)
         )
-        markdown = self.bodies.get(plan.account_id, live["note_id"], live["version"])
-        plan.results.append(_note_from(moved, markdown))
+        plan.results.append(_note_from(moved, self.bodies.get(live["body"])))
 
     def _actions(self, plan: _Plan, *, trims: bool = True) -> list[dict[str, Any]]:
         """Conditional writes taking every touched item from its original to its final state.
@@ -705,10 +712,13 @@ class DynamoVaultStore:
             else:
                 action = {"Put": {"TableName": self.table.name, "Item": serialize(final)}}
                 body = action["Put"]
-            if original is None:
+            if sk in plan.blind:
+                pass
+            elif original is None:
                 body["ConditionExpression"] = "attribute_not_exists(pk)"
             elif "version" in original:
-                body["ConditionExpression"] = "version = :v"
+                body["ConditionExpression"] = "#version = :v"
+                body["ExpressionAttributeNames"] = {"#version": "version"}
                 body["ExpressionAttributeValues"] = values({":v": original["version"]})
             actions.append(action)
         for version_item, _markdown in plan.new_versions:
@@ -837,10 +847,8 @@ class DynamoVaultStore:
             self.table.batch_write(puts, deletes)
         except Exception:
             log.exception("link index update failed", extra={"account_id": plan.account_id})
-        self.bodies.delete_quietly(
-            keys.body_key(plan.account_id, note_id, version)
-            for note_id, version in plan.trimmed_versions
-        )
+        if plan.trimmed_versions:
+            self.bodies.delete_versions_quietly(plan.account_id, plan.trimmed_versions)
 
 
 # ---------------------------------------------------------------------- helpers

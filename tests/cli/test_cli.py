@@ -1,0 +1,542 @@
+"""The `memvault` CLI, end to end: the installed console script against a live server.
+
+Every command runs as a real subprocess (`.venv/bin/memvault`) with `--url` and the key
+in MEMVAULT_API_KEY, as a shell user or an agent harness would run it. The server's
+side is checked through the REST API directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cli.helpers import Result, clean_env, run_memvault
+from tests.conftest import LiveServer, free_port
+
+from memvault.domain.budgets import Bucket
+from memvault.services.accounts import LOCAL_ACCOUNT_ID
+
+ADMIN = "<admin key>"  # sentinel: run with the live server's admin key
+NOTE_FIELDS = {"id", "title", "path", "tags", "body", "score"}
+KEY_RE = re.compile(r"mvk_[A-Za-z0-9_-]{20,}")
+
+
+class Cli:
+    """Runs `memvault ARGS --url <live server>` with MEMVAULT_API_KEY set."""
+
+    def __init__(self, server: LiveServer, cwd: Path) -> None:
+        self.server = server
+        self.cwd = cwd
+
+    def __call__(
+        self,
+        *args: str,
+        key: str | None = ADMIN,
+        url: str | None = None,
+        stdin: bytes | str | None = None,
+    ) -> Result:
+        env = clean_env()
+        if key is not None:
+            env["MEMVAULT_API_KEY"] = self.server.admin_key if key == ADMIN else key
+        data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+        return run_memvault(
+            *args, "--url", url or self.server.url, env=env, cwd=self.cwd, stdin=data
+        )
+
+    def ok(self, *args: str, **kwargs: Any) -> Result:
+        result = self(*args, **kwargs)
+        assert result.code == 0, str(result)
+        return result
+
+    def json(self, *args: str, **kwargs: Any) -> Any:
+        result = self.ok(*args, "--json", **kwargs)
+        return json.loads(result.stdout)
+
+    # The server's view, straight from the REST API.
+    def note(self, path: str) -> dict[str, Any]:
+        with self.server.client() as http:
+            response = http.get(f"/v1/notes/{path}")
+            assert response.status_code == 200, response.text
+            body: dict[str, Any] = response.json()
+            return body
+
+    def put(self, path: str, markdown: str) -> None:
+        with self.server.client() as http:
+            response = http.put(f"/v1/notes/{path}", json={"markdown": markdown})
+            assert response.status_code in (200, 201), response.text
+
+
+@pytest.fixture
+def cli(live_server: LiveServer, tmp_path: Path) -> Cli:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    return Cli(live_server, cwd)
+
+
+def failed(result: Result, code: int = 2) -> str:
+    """Assert a clean failure: the exit code, nothing on stdout, no traceback."""
+    assert result.code == code, str(result)
+    assert result.stdout == "", str(result)
+    assert "Traceback" not in result.stderr, str(result)
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("error ") for line in lines) or "Usage:" in result.stderr, str(
+        result
+    )
+    return result.stderr
+
+
+def today_choices() -> set[str]:
+    return {dt.date.today().isoformat()}
+
+
+# ---------------------------------------------------------------------- write / read
+def test_write_from_stdin_then_read_is_byte_for_byte(cli: Cli) -> None:
+    markdown = (
+        "---\ntitle: Café plan\ntags: [launch]\n---\r\n# Plan ünïcode\r\n\r\nShip it. #beta\n"
+    )
+    result = cli.ok("write", "projects/plan.md", stdin=markdown.encode("utf-8"))
+    assert result.stdout.strip() == "projects/plan.md: created"
+    assert cli.note("projects/plan.md")["markdown"] == markdown
+
+    read = cli.ok("read", "projects/plan.md")
+    assert read.raw == markdown.encode("utf-8")
+
+    again = cli.ok("write", "projects/plan.md", stdin=markdown)
+    assert "unchanged" in again.stdout
+
+    note = cli.json("read", "projects/plan.md")
+    assert set(note) >= NOTE_FIELDS
+    assert note["title"] == "Café plan"
+    assert note["path"] == "projects/plan.md"
+    assert set(note["tags"]) == {"launch", "beta"}
+    assert note["body"].startswith("# Plan ünïcode")  # the frontmatter is not in the body
+    assert "title:" not in note["body"]
+    assert note["score"] is None
+
+
+def test_write_from_argument_and_from_file_with_if_match(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("write", "notes/idea.md", "# Idea\n")
+    source = tmp_path / "idea.md"
+    source.write_bytes("# Idea\n\nwith détails\r\n".encode())
+    saved = cli.ok("write", "notes/idea.md", "--file", str(source), "--if-match", "1")
+    assert saved.stdout.strip() == "notes/idea.md: saved as version 2"
+    assert cli.note("notes/idea.md")["markdown"] == "# Idea\n\nwith détails\r\n"
+
+    written = cli.json("write", "notes/other.md", "-f", str(source))
+    assert written["note"]["path"] == "notes/other.md" and written["changed"] is True
+
+    stale = cli("write", "notes/idea.md", "# stale\n", "--if-match", "1")
+    assert "version_conflict (409)" in failed(stale)
+    assert cli.note("notes/idea.md")["version"] == 2
+
+
+def test_write_failures_are_clear(cli: Cli, tmp_path: Path) -> None:
+    assert "invalid_path (400)" in failed(cli("write", "../escape.md", "x"))
+    assert "must end in '.md'" in failed(cli("write", "no-suffix", "x"))
+    assert "does not exist" in failed(cli("write", "a.md", "--file", "nope.md"))
+    (cli.cwd / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    assert "not UTF-8" in failed(cli("write", "a.md", "--file", "latin1.md"))
+    assert "not both" in failed(cli("write", "a.md", "text", "--file", "latin1.md"))
+    assert "not UTF-8" in failed(cli("write", "a.md", stdin=b"\xff\xfe"))
+    with cli.server.client() as http:
+        assert http.get("/v1/notes").json()["notes"] == []
+
+
+def test_read_a_missing_note_fails_with_the_error_code(cli: Cli) -> None:
+    message = failed(cli("read", "nowhere/missing.md"))
+    assert "note_not_found (404)" in message and "nowhere/missing.md" in message
+
+
+# ---------------------------------------------------------------------- append
+def test_append_from_argument_and_stdin_and_to_a_missing_note(cli: Cli) -> None:
+    cli.ok("write", "log.md", "# Log")
+    first = cli.ok("append", "log.md", "first line")
+    assert first.stdout.strip() == "log.md: appended; the note is at version 2"
+    cli.ok("append", "log.md", stdin="second line\n")
+    assert cli.note("log.md")["markdown"] == "# Log\nfirst line\nsecond line\n"
+
+    created = cli.json("append", "new/fresh.md", "hello")
+    assert created["note"]["version"] == 1
+    assert cli.note("new/fresh.md")["markdown"] == "hello"
+
+    assert "nothing to append" in failed(cli("append", "log.md", stdin=""))
+    assert "nothing to append" in failed(cli("append", "log.md", "   "))
+    assert "invalid_path" in failed(cli("append", "bad\\path.md", "x"))
+
+
+# ---------------------------------------------------------------------- search / recent
+def seed_search(cli: Cli) -> None:
+    cli.put("fruit/apples.md", "---\ntags: [fruit]\n---\n# Apples\n\nApples apples apples.\n")
+    cli.put("fruit/pears.md", "# Pears\n\nPears, and one apple orchard apples.\n")
+    cli.put("other/cars.md", "# Cars\n\nNothing about fruit here.\n")
+    cli.put("other/markup.md", "# [/] odd [red] title\n\nweird [/bold] apples </mark> text\n")
+
+
+def test_search_table_shows_scores_paths_and_titles(cli: Cli) -> None:
+    seed_search(cli)
+    table = cli.ok("search", "apples").stdout
+    for path in ("fruit/apples.md", "fruit/pears.md", "other/markup.md"):
+        assert path in table
+    assert "other/cars.md" not in table
+    assert "1.00" in table  # the best hit
+    assert "[/] odd [red] title" in table  # note text is never read as console markup
+
+    assert cli.ok("search", "zzzunfindable").stdout.strip() == "no matches"
+
+
+def test_search_json_is_the_agent_note_shape(cli: Cli) -> None:
+    seed_search(cli)
+    hits = cli.json("search", "apples")
+    assert [h["path"] for h in hits][:1] == ["fruit/apples.md"]
+    assert {h["path"] for h in hits} == {"fruit/apples.md", "fruit/pears.md", "other/markup.md"}
+    for hit in hits:
+        assert set(hit) >= NOTE_FIELDS
+        assert isinstance(hit["score"], float) and 0.0 <= hit["score"] <= 1.0
+        assert hit["id"] == cli.note(hit["path"])["id"]
+        assert "---" not in hit["body"]
+    scores = [h["score"] for h in hits]
+    assert scores[0] == 1.0 and scores == sorted(scores, reverse=True)
+    best = hits[0]
+    assert best["title"] == "Apples" and best["tags"] == ["fruit"]
+    assert best["body"] == "# Apples\n\nApples apples apples.\n"
+
+    assert cli.json("search", "zzzunfindable") == []
+    filtered = cli.json("search", "apples", "--folder", "fruit", "--tag", "fruit")
+    assert [h["path"] for h in filtered] == ["fruit/apples.md"]
+    assert filtered[0]["score"] == 1.0
+    assert len(cli.json("search", "apples", "--limit", "1")) == 1
+
+
+def test_search_failures(cli: Cli) -> None:
+    assert "empty" in failed(cli("search", "   "))
+    failed(cli("search", "x", "--limit", "0"))  # refused by the option's range
+    assert "invalid_path" in failed(cli("search", "x", "--folder", "../up"))
+
+
+def test_recent_lists_newest_first(cli: Cli) -> None:
+    for name in ("one", "two", "three"):
+        cli.put(f"r/{name}.md", f"# Note {name}\n\nbody {name}\n")
+        cli.server.clock.advance(60)
+    notes = cli.json("recent", "--limit", "2")
+    assert [n["path"] for n in notes] == ["r/three.md", "r/two.md"]
+    for note in notes:
+        assert set(note) >= NOTE_FIELDS
+        assert note["score"] is None
+    assert notes[0]["title"] == "Note three" and notes[0]["body"] == "# Note three\n\nbody three\n"
+
+    lines = cli.ok("recent").stdout.splitlines()
+    assert [line.split()[1] for line in lines] == ["r/three.md", "r/two.md", "r/one.md"]
+    failed(cli("recent", "--limit", "0"))
+
+
+def test_recent_on_an_empty_vault(cli: Cli) -> None:
+    assert cli.json("recent") == []
+    assert cli.ok("recent").stdout.strip() == "the vault is empty"
+
+
+# ---------------------------------------------------------------------- remember
+def test_remember_files_facts_and_decisions(cli: Cli) -> None:
+    fact = cli.ok("remember", "Kettle is 1.7 litres", "Measured in May.")
+    assert fact.stdout.strip() == "facts/Kettle is 1.7 litres.md: created"
+    assert cli.note("facts/Kettle is 1.7 litres.md")["markdown"] == (
+        "# Kettle is 1.7 litres\n\nMeasured in May.\n"
+    )
+
+    decision = cli.json("remember", "Postgres over MySQL", "--decision", stdin="JSONB wins.\n")
+    assert decision["path"] == "decisions/Postgres over MySQL.md"
+    assert decision["title"] == "Postgres over MySQL"
+    assert set(decision) >= NOTE_FIELDS
+    assert cli.note(decision["path"])["markdown"] == "# Postgres over MySQL\n\nJSONB wins.\n"
+
+    bare = cli.ok("remember", "No body")
+    assert cli.note("facts/No body.md")["markdown"] == "# No body\n"
+    assert "created" in bare.stdout
+
+    odd = cli.json("remember", "What is A/B: a test?")
+    assert odd["path"] == "facts/What is A-B- a test.md"
+    assert odd["title"] == "What is A/B: a test?"
+
+
+def test_remember_refuses_to_overwrite(cli: Cli) -> None:
+    cli.ok("remember", "Same title", "original")
+    message = failed(cli("remember", "Same title", "replacement"))
+    assert "facts/Same title.md already exists" in message
+    assert "never overwrites" in message
+    note = cli.note("facts/Same title.md")
+    assert note["version"] == 1 and "original" in note["markdown"]
+
+    # Paths are case-insensitive: a case-only twin is the same note.
+    assert "already exists" in failed(cli("remember", "same TITLE", "twin"))
+    assert "no characters usable" in failed(cli("remember", "///"))
+
+
+def test_remember_with_a_template(cli: Cli) -> None:
+    cli.put(
+        "templates/meeting.md",
+        "---\ntitle: {{title}}\ndate: {{date}}\n---\n# {{ title }}\n\nHeld on {{date}}.\n"
+        "{{attendees}}\n",
+    )
+    before = dt.date.today().isoformat()
+    result = cli.ok("remember", "Standup", "--template", "meeting")
+    after = dt.date.today().isoformat()
+    assert result.stdout.strip() == "facts/Standup.md: created"
+    markdown = cli.note("facts/Standup.md")["markdown"]
+    day = before if before in markdown else after
+    assert markdown == (
+        f"---\ntitle: Standup\ndate: {day}\n---\n# Standup\n\nHeld on {day}.\n{{{{attendees}}}}\n"
+    )
+
+    with_body = cli.json(
+        "remember", "Retro", "Went well.", "--template", "templates/meeting.md", "--decision"
+    )
+    assert with_body["path"] == "decisions/Retro.md"
+    assert cli.note("decisions/Retro.md")["markdown"].endswith(".\n{{attendees}}\n\nWent well.\n")
+
+    missing = failed(cli("remember", "Nope", "--template", "absent"))
+    assert "no template 'absent'" in missing and "templates/absent.md" in missing
+    with cli.server.client() as http:
+        assert http.get("/v1/notes/facts/Nope.md").status_code == 404
+
+    assert "already exists" in failed(cli("remember", "Standup", "--template", "meeting"))
+
+
+def test_a_template_title_never_breaks_the_frontmatter(cli: Cli) -> None:
+    cli.put("templates/adr.md", "---\ntitle: {{title}}\ntags: [adr]\n---\n# {{title}}\n")
+    result = cli.json("remember", "Decision: use Postgres #1", "--template", "adr", "--decision")
+    note = cli.note(result["path"])
+    assert result["path"] == "decisions/Decision- use Postgres -1.md"
+    assert note["frontmatter_error"] is None
+    assert note["frontmatter"]["title"] == "Decision: use Postgres #1"
+    assert note["title"] == "Decision: use Postgres #1" and note["tags"] == ["adr"]
+    assert note["markdown"].endswith("---\n# Decision: use Postgres #1\n")
+
+
+# ---------------------------------------------------------------------- journal
+def test_journal_creates_todays_note_then_appends(cli: Cli) -> None:
+    first = cli.ok("journal", "shipped the importer")
+    day = first.stdout.split(":", 1)[0].removeprefix("daily/").removesuffix(".md")
+    assert day in today_choices() | {(dt.date.today() - dt.timedelta(days=1)).isoformat()}
+    path = f"daily/{day}.md"
+    assert first.stdout.strip() == f"{path}: created"
+
+    second = cli.json("journal", "  fixed   the\nexporter ")
+    assert second["path"] == path and set(second) >= NOTE_FIELDS
+
+    markdown = cli.note(path)["markdown"]
+    lines = markdown.splitlines()
+    assert lines[:2] == [f"# {day}", ""]
+    assert len(lines) == 4
+    assert re.fullmatch(r"- \d\d:\d\d shipped the importer", lines[2])
+    assert re.fullmatch(r"- \d\d:\d\d fixed the exporter", lines[3])
+    assert markdown.endswith("\n")
+    assert cli.note(path)["version"] == 2
+
+    assert "empty" in failed(cli("journal", "   "))
+
+
+# ---------------------------------------------------------------------- import / export
+VAULT = {
+    "notes/one.md": b"# One\n\nSee [[two]].\n",
+    "two.md": "---\ntags: [x]\n---\n# Two ünïcode\n".encode(),
+}
+
+
+def make_vault_zip(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in VAULT.items():
+            zf.writestr(name, data)
+        zf.writestr("attachments/image.png", b"\x89PNG not markdown")
+    return path
+
+
+def zip_contents(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.testzip() is None
+        return {info.filename: zf.read(info) for info in zf.infolist()}
+
+
+def test_import_then_export_round_trips(cli: Cli, tmp_path: Path) -> None:
+    archive = make_vault_zip(tmp_path / "vault.zip")
+    imported = cli.ok("import", str(archive))
+    assert imported.stdout.splitlines()[0] == "created 2, updated 0, unchanged 0, skipped 1"
+    assert "skipped attachments/image.png" in imported.stdout
+    assert "imported" in imported.stderr  # the progress bar is on stderr, not stdout
+    assert "imported" not in imported.stdout and "━" not in imported.stdout
+    assert cli.note("two.md")["markdown"] == VAULT["two.md"].decode()
+
+    target = tmp_path / "backup.zip"
+    exported = cli.ok("export", str(target))
+    assert exported.stdout.strip() == f"exported 2 notes to {target}"
+    assert "downloading" in exported.stderr and "downloading" not in exported.stdout
+    assert zip_contents(target.read_bytes()) == VAULT
+    assert not target.with_name("backup.zip.part").exists()
+
+    again = cli.json("import", str(target))
+    assert again == {
+        "created": 0,
+        "updated": 0,
+        "unchanged": 2,
+        "skipped": 0,
+        "skipped_files": [],
+    }
+
+
+def test_export_defaults_to_a_dated_file_in_a_folder(cli: Cli) -> None:
+    cli.put("a.md", "# A\n")
+    result = cli.ok("export")
+    written = sorted(cli.cwd.glob("memvault-*.zip"))
+    assert len(written) == 1 and written[0].name[len("memvault-") : -4] in today_choices() | {
+        (dt.date.today() - dt.timedelta(days=1)).isoformat()
+    }
+    assert zip_contents(written[0].read_bytes()) == {"a.md": b"# A\n"}
+    assert "exported 1 notes" in result.stdout
+
+    folder = cli.cwd / "out"
+    folder.mkdir()
+    cli.ok("export", str(folder))
+    assert [p.name for p in folder.iterdir()] == [written[0].name]
+
+
+def test_import_and_export_failures(cli: Cli, tmp_path: Path) -> None:
+    not_zip = tmp_path / "notes.zip"
+    not_zip.write_bytes(b"this is not a zip archive")
+    assert "not_a_zip (422)" in failed(cli("import", str(not_zip)))
+    assert "does not exist" in failed(cli("import", "missing.zip"))
+    with cli.server.client() as http:
+        assert http.get("/v1/notes").json()["notes"] == []
+
+    bad_target = tmp_path / "no" / "such" / "dir" / "x.zip"
+    assert "cannot write" in failed(cli("export", str(bad_target)))
+
+    down = f"http://127.0.0.1:{free_port()}"
+    target = tmp_path / "down.zip"
+    assert "cannot reach memvault" in failed(cli("export", str(target), url=down), code=1)
+    assert not target.exists() and not target.with_name("down.zip.part").exists()
+
+
+# ---------------------------------------------------------------------- keys
+def test_keys_create_list_toggle_revoke(cli: Cli) -> None:
+    created = cli.json("keys", "create", "ci-bot", "--recall", "--tools")
+    assert KEY_RE.fullmatch(created["secret"])
+    assert (created["name"], created["recall"], created["tools"], created["mcp"]) == (
+        "ci-bot",
+        True,
+        True,
+        False,
+    )
+    assert created["admin"] is False and created["revoked_at"] is None
+    bot_id, bot_key = created["id"], created["secret"]
+
+    # The new key works for notes but cannot manage keys.
+    cli.ok("write", "bot.md", "# from the bot", key=bot_key)
+    assert "admin_required (403)" in failed(cli("keys", "list", key=bot_key))
+
+    table = cli.ok("keys", "create", "[b]human")
+    secrets = KEY_RE.findall(table.stdout)
+    assert len(secrets) == 1 and "[b]human" in table.stdout and "shown this once" in table.stdout
+    human_id = table.stdout.split()[1]
+
+    listed = cli.json("keys", "list")
+    by_id = {k["id"]: k for k in listed}
+    assert set(by_id) >= {bot_id, human_id}
+    assert all("secret" not in k for k in listed)
+    assert sum(k["admin"] for k in listed) == 1
+    listing = cli.ok("keys", "list").stdout
+    for key_id in (bot_id, human_id):
+        assert key_id in listing
+    assert "ci-bot" in listing and "[b]human" in listing
+
+    toggled = cli.json("keys", "toggle", bot_id, "--mcp", "on", "--recall", "off")
+    assert (toggled["recall"], toggled["tools"], toggled["mcp"]) == (False, True, True)
+    line = cli.ok("keys", "toggle", bot_id, "--tools", "off").stdout.strip()
+    assert line == f"{bot_id} (ci-bot): recall off, tools off, mcp on"
+
+    revoked = cli.ok("keys", "revoke", bot_id)
+    assert revoked.stdout.strip() == f"revoked {bot_id} (ci-bot)"
+    assert "revoked_api_key (401)" in failed(cli("read", "bot.md", key=bot_key))
+    assert cli.json("keys", "revoke", human_id)["revoked_at"] is not None
+    states = {k["id"]: k["revoked_at"] for k in cli.json("keys", "list")}
+    assert states[bot_id] is not None and states[human_id] is not None
+
+
+def test_keys_failures(cli: Cli) -> None:
+    assert "nothing to change" in failed(cli("keys", "toggle", "abc"))
+    assert "say on or off" in failed(cli("keys", "toggle", "abc", "--mcp", "maybe"))
+    assert "key_not_found (404)" in failed(cli("keys", "toggle", "abc", "--mcp", "on"))
+    assert "key_not_found (404)" in failed(cli("keys", "revoke", "abc"))
+    assert "the key name is empty" in failed(cli("keys", "create", "   "))
+
+    # Revoking the very key in use needs --yes: the admin key cannot be issued again.
+    admin_id = next(k["id"] for k in cli.json("keys", "list") if k["admin"])
+    assert "--yes" in failed(cli("keys", "revoke", admin_id))
+    cli.ok("keys", "list")
+    cli.ok("keys", "revoke", admin_id, "--yes")
+    assert "revoked_api_key (401)" in failed(cli("keys", "list"))
+
+
+# ---------------------------------------------------------------------- errors
+def test_no_key_is_a_usage_error(cli: Cli) -> None:
+    for args in (("read", "a.md"), ("search", "x"), ("keys", "list"), ("journal", "x")):
+        message = failed(cli(*args, key=None))
+        assert "no API key" in message and "MEMVAULT_API_KEY" in message
+
+
+def test_a_bad_key_names_the_error_code(cli: Cli) -> None:
+    message = failed(cli("recent", key="mvk_not-a-real-key"))
+    assert "invalid_api_key (401)" in message and "MEMVAULT_API_KEY" in message
+    # --key overrides the environment.
+    cli.ok("recent", "--key", cli.server.admin_key, key="mvk_not-a-real-key")
+
+
+def test_an_unreachable_server_exits_1(cli: Cli) -> None:
+    down = f"http://127.0.0.1:{free_port()}"
+    for args in (("read", "a.md"), ("search", "x", "--json"), ("write", "a.md", "x")):
+        message = failed(cli(*args, url=down), code=1)
+        assert "cannot reach memvault" in message and down in message
+
+
+def test_a_bad_url_is_a_usage_error(cli: Cli) -> None:
+    host = cli.server.url.removeprefix("http://")
+    assert "must start with http://" in failed(cli("recent", url=host))
+    assert "route_not_found (404)" in failed(cli("recent", url=cli.server.url + "/nope"))
+
+
+def test_a_spent_budget_exits_1_with_a_retry_hint(cli: Cli) -> None:
+    budgets = cli.server.services.vault.budgets
+    budgets.charge(LOCAL_ACCOUNT_ID, Bucket.WRITES, cost=cli.server.services.settings.budget_burst)
+    message = failed(cli("write", "a.md", "x"), code=1)
+    assert "writes_budget_exhausted" in message and "retry in 1 s" in message
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    result = run_memvault("--version", env=clean_env(), cwd=tmp_path)
+    assert result.code == 0 and re.fullmatch(r"memvault \d+\.\d+\.\d+\n", result.stdout)
+    help_text = run_memvault("--help", env=clean_env(), cwd=tmp_path).stdout
+    for command in ("serve", "search", "remember", "journal", "import", "export", "keys"):
+        assert command in help_text
+
+
+# ---------------------------------------------------------------------- reindex
+def test_reindex_rebuilds_the_local_index(cli: Cli, tmp_path: Path) -> None:
+    if cli.server.services.settings.backend != "sqlite":
+        pytest.skip("reindex rebuilds the embedded (SQLite) backend's index")
+    seed_search(cli)
+    data_dir = cli.server.services.settings.data_dir
+    env = clean_env(MEMVAULT_DATA_DIR=str(data_dir))
+    cli.server.services.index.clear(LOCAL_ACCOUNT_ID)
+    assert cli.json("search", "apples") == []
+    result = run_memvault("reindex", env=env, cwd=cli.cwd)
+    assert result.code == 0, str(result)
+    assert result.stdout.strip() == "reindexed 4 notes"
+    assert len(cli.json("search", "apples")) == 3
+
+    empty = run_memvault(
+        "reindex", env=clean_env(MEMVAULT_DATA_DIR=str(tmp_path / "none")), cwd=cli.cwd
+    )
+    assert "no vault in" in failed(empty, code=1)
