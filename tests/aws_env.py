@@ -36,7 +36,7 @@ _CfnLoader.add_multi_constructor("!", _tag)
 
 def load_template() -> dict[str, Any]:
     with TEMPLATE.open(encoding="utf-8") as fh:
-        data: dict[str, Any] = yaml.load(fh, Loader=_CfnLoader)  # noqa: S506 - safe subclass
+        data: dict[str, Any] = yaml.load(fh, Loader=_CfnLoader)
     return data
 
 

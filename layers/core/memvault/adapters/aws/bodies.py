@@ -61,7 +61,7 @@ class BodyStore:
                     Bucket=self.bucket, Prefix=keys.body_prefix(account_id, note_id, version)
                 )
                 found += [obj["Key"] for obj in listing.get("Contents", [])]
-            except Exception:  # noqa: BLE001 - cleanup must never mask the real outcome
+            except Exception:  # cleanup must never mask the real outcome
                 log.warning("could not list trimmed note bodies")
         self.delete_quietly(found)
 
