@@ -25,6 +25,7 @@ from memvault.container import Services
 from memvault.domain.models import MAX_NOTE_BYTES, Limits, NoteChange
 from memvault.errors import (
     Conflict,
+    InvalidPath,
     MemvaultError,
     QuotaExceeded,
     RateLimited,
@@ -628,20 +629,17 @@ def test_notes_all_in_one_folder_keep_the_folder(services: Services, user: Calle
     assert paths == ["Journal/2024/b.md", "Journal/a.md"]
 
 
-def test_a_note_in_a_dot_obsidian_folder_does_not_move_the_others(
+def test_hidden_paths_are_not_vault_notes_so_every_note_round_trips(
     services: Services, user: Caller
 ) -> None:
-    # A note written at "Vault/.obsidian/x.md" is exported like any other; the export
-    # must not then read as a zipped vault folder and re-import "Vault/a.md" as "a.md".
+    # Obsidian ignores hidden files and folders and the import skips them; the vault
+    # refuses them too, so nothing it holds can vanish on export and re-import.
+    with pytest.raises(InvalidPath):
+        services.vault.write(user, "Vault/.obsidian/x.md", "x")
     services.vault.write(user, "Vault/a.md", "a")
-    services.vault.write(user, "Vault/.obsidian/x.md", "x")
     report = run_import(services, user, export_bytes(services, user))
-    assert report.created == 0 and report.updated == 0
-    assert report.unchanged == 1
-    assert note_paths(services, user) == [
-        "Vault/.obsidian/x.md",
-        "Vault/a.md",
-    ]
+    assert (report.created, report.updated, report.unchanged) == (0, 0, 1)
+    assert note_paths(services, user) == ["Vault/a.md"]
 
 
 # ---------------------------------------------------------------------- export and round trip

@@ -32,8 +32,6 @@ from memvault.errors import InvalidInput, InvalidPath
         "projects/alpha/Plan.md",
         "with space/inner space.md",
         "日本語/ノート.md",
-        "..md",  # a file literally named "..md" is not a traversal
-        ".hidden/.note.md",
         "ab:c.md",  # a colon is only a problem as a drive letter
         "notes/C:.md",  # ...in the first segment
         "x" * (MAX_PATH_BYTES - 3) + ".md",
@@ -97,8 +95,11 @@ def test_byte_limit_counts_utf8_after_nfc() -> None:
         ("a.markdown", "must end in '.md'"),
         ("a.MD", "lowercase '.md'"),
         ("a.Md", "lowercase '.md'"),
-        (".md", "file name is empty"),
-        ("dir/.md", "file name is empty"),
+        (".md", "is hidden"),
+        ("dir/.md", "is hidden"),
+        ("..md", "is hidden"),
+        (".hidden/note.md", "is hidden"),
+        ("notes/.draft.md", "is hidden"),
         ("x" * (MAX_PATH_BYTES - 2) + ".md", "512 bytes"),
         ("a\ud800.md", "surrogate"),
     ],

@@ -69,6 +69,10 @@ def _check_segments(raw: str, segments: list[str]) -> None:
             raise _refuse(raw, "contains an empty segment ('//' or a trailing '/')")
         if segment in (".", ".."):
             raise _refuse(raw, f"contains a {segment!r} segment")
+        if segment.startswith("."):
+            # Obsidian ignores hidden files and folders (.obsidian, .trash); so does the
+            # vault, so every note it holds survives export and re-import.
+            raise _refuse(raw, f"segment {segment!r} is hidden (starts with '.')")
         if segment.isspace():
             raise _refuse(raw, "contains a segment made only of whitespace")
         if segment != segment.strip():
@@ -88,8 +92,6 @@ def normalize_path(raw: str) -> str:
         if text.lower().endswith(NOTE_SUFFIX):
             raise _refuse(raw, "the extension must be lowercase '.md'")
         raise _refuse(raw, "must end in '.md'")
-    if text.rsplit("/", 1)[-1] == NOTE_SUFFIX:
-        raise _refuse(raw, "the file name is empty (only '.md')")
     return text
 
 

@@ -114,8 +114,9 @@ def _unsafe_name(name: str) -> str | None:
 
 
 def _hidden(path: str) -> bool:
-    # Obsidian ignores dot-folders (.obsidian config, .trash, .git): so does the import.
-    return any(seg.startswith(".") for seg in path.split("/")[:-1])
+    # Obsidian ignores hidden files and folders (.obsidian config, .trash, .git), and
+    # vault paths refuse them: the import skips them rather than refusing the archive.
+    return any(seg.startswith(".") for seg in path.split("/"))
 
 
 class TransferService:
