@@ -19,6 +19,8 @@ from memvault.ports import VaultStore
 KEY_PREFIX = "mvk_"
 LOCAL_ACCOUNT_ID = "local"
 MAX_KEY_NAME = 100
+# The largest value a limit may take: every storage integer (and a JSON number) holds it.
+MAX_LIMIT_VALUE = 2**53
 
 
 def hash_key(secret: str) -> str:
@@ -75,6 +77,10 @@ class AccountService:
             raise InvalidInput(
                 f"a key name must be 1 to {MAX_KEY_NAME} characters", code="invalid_key_name"
             )
+        if any(not ch.isprintable() for ch in name):
+            raise InvalidInput(
+                "a key name may not contain control characters", code="invalid_key_name"
+            )
         if self.store.get_account(account_id) is None:
             raise NotFound(f"no account {account_id!r}", code="account_not_found")
         secret = new_secret()
@@ -128,8 +134,11 @@ class AccountService:
         return self.store.update_key(account_id, key_id, toggles=None, revoked_at=self.clock())
 
     def set_limits(self, account_id: str, limits: Limits) -> Account:
-        if limits.max_notes < 1 or limits.max_bytes < 1:
-            raise InvalidInput("limits must be positive", code="invalid_limits")
+        values = (limits.max_notes, limits.max_bytes)
+        if any(not 1 <= value <= MAX_LIMIT_VALUE for value in values):
+            raise InvalidInput(
+                f"limits must be between 1 and {MAX_LIMIT_VALUE}", code="invalid_limits"
+            )
         return self.store.set_limits(account_id, limits)
 
     def get_account(self, account_id: str) -> Account:

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memvault.domain import links as link_rules
 from memvault.domain import markdown as md
 from memvault.domain import paths
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import (
     MAX_NOTE_BYTES,
-    BacklinkSource,
     DeleteNote,
     LinkRef,
     MoveNote,
@@ -26,7 +24,6 @@ from memvault.domain.models import (
     NoteSummary,
     NoteVersion,
     PutNote,
-    SearchDoc,
     SearchHit,
     SearchQuery,
     VersionInfo,
@@ -36,14 +33,13 @@ from memvault.errors import Conflict, InvalidInput, NotFound, TooLarge, Unproces
 from memvault.ports import CommitResult, Page, SearchIndex, VaultStore
 from memvault.services.budgets import BudgetGuard
 from memvault.services.context import Caller
+from memvault.services.indexing import IndexSync
+from memvault.services.links import LinkGraph
 
 log = logging.getLogger("memvault.vault")
 
 MAX_PAGE = 500
 MAX_SEARCH_LIMIT = 100
-# Past this many changed notes in one commit, inbound link counts are recomputed for
-# the whole vault in one pass instead of note by note.
-BULK_RELINK_THRESHOLD = 200
 # An unpinned append re-reads and retries this often when another writer got in first.
 APPEND_ATTEMPTS = 20
 
@@ -88,19 +84,6 @@ def build_put(path: str, markdown: str, expected_version: int | None = None) -> 
     )
 
 
-def search_doc(note: Note, inbound: int) -> SearchDoc:
-    body = md.truncate_utf8(md.body_for_search(note.markdown), md.SEARCH_BODY_LIMIT_BYTES)
-    return SearchDoc(
-        note_id=note.id,
-        path=note.path,
-        title=note.title,
-        tags=note.tags,
-        body=body,
-        updated_at=note.updated_at,
-        inbound_links=inbound,
-    )
-
-
 class VaultService:
     def __init__(
         self,
@@ -113,6 +96,8 @@ class VaultService:
         self.index = index
         self.budgets = budgets
         self.clock = clock
+        self.links = LinkGraph(store)
+        self.indexing = IndexSync(store, index, self.links)
 
     # ------------------------------------------------------------------ reads
     def read(self, caller: Caller, path: str) -> Note:
@@ -172,7 +157,7 @@ class VaultService:
 
     def backlinks(self, caller: Caller, path: str) -> list[NoteSummary]:
         target = self.read(caller, path)
-        sources = self._backlink_sources(caller.account_id, [target.path])[target.path]
+        sources = self.links.sources(caller.account_id, [target.path])[target.path]
         return self.store.get_summaries(caller.account_id, sources)
 
     # ------------------------------------------------------------------ versions
@@ -271,8 +256,8 @@ class VaultService:
             raise NotFound(f"no note at {old!r}", code="note_not_found")
         if old == new:
             return note
-        sources = self._backlink_sources(account, [old])[old]
-        new_target = self._link_text_for(account, old, new)
+        sources = self.links.sources(account, [old])[old]
+        new_target = self.links.link_text_for(account, old, new)
 
         def points_at_old(link: md.WikiLink) -> bool:
             return link.target_key in paths_to_old
@@ -303,7 +288,7 @@ class VaultService:
 
     def _commit(self, account_id: str, changes: Sequence[NoteChange]) -> CommitResult:
         result = self.store.commit(account_id, changes, now=self.clock())
-        self._after_commit(account_id, changes, result)
+        self.indexing.after_commit(account_id, changes, result)
         return result
 
     def _put(self, caller: Caller, change: PutNote) -> WriteOutcome:
@@ -323,131 +308,6 @@ class VaultService:
                     rule=verdict.rule,
                 )
 
-    # ------------------------------------------------------------------ links
-    def _link_text_for(self, account_id: str, old: str, new: str) -> str:
-        """The shortest link text that will resolve to ``new`` once the move is done."""
-        name = paths.name_key(new)
-        others = [p for p in self.store.paths_by_name(account_id, [name]).get(name, []) if p != old]
-        at_root = paths.folder(new) == ""
-        if at_root or not others:
-            return paths.stem(new)
-        return new[: -len(".md")]
-
-    def _backlink_sources(self, account_id: str, targets: Collection[str]) -> dict[str, set[str]]:
-        """For each target path, the live notes whose links resolve to it."""
-        keys: set[str] = set()
-        for target in targets:
-            keys.update(link_rules.keys_pointing_at(target))
-        links = self.store.links_to(account_id, keys)
-        resolver = self._resolver(account_id, {link.target_key for link in links})
-        found: dict[str, set[str]] = {t: set() for t in targets}
-        for link in links:
-            resolved = resolver(link)
-            if resolved in found:
-                found[resolved].add(link.source_path)
-        return found
-
-    def _resolver(
-        self, account_id: str, target_keys: Collection[str]
-    ) -> Callable[[BacklinkSource], str | None]:
-        live = self.store.live_paths(account_id, [key + ".md" for key in target_keys])
-        live_by_link_key = {path_key[: -len(".md")]: path for path_key, path in live.items()}
-        by_name = self.store.paths_by_name(account_id, target_keys)
-
-        def resolve(link: BacklinkSource) -> str | None:
-            return link_rules.resolve(link.target_key, link.has_folder, live_by_link_key, by_name)
-
-        return resolve
-
-    def inbound_counts_all(self, account_id: str) -> dict[str, int]:
-        """Inbound link counts for every live note, in one pass over the vault's links."""
-        live = {path_key: key.path for path_key, key in self.store.note_keys(account_id).items()}
-        live_by_link_key = {k[: -len(".md")]: p for k, p in live.items()}
-        by_name: dict[str, list[str]] = {}
-        for path in live.values():
-            by_name.setdefault(paths.name_key(path), []).append(path)
-        counts = dict.fromkeys(live.values(), 0)
-        seen: set[tuple[str, str]] = set()
-        for link in self.store.all_links(account_id):
-            target = link_rules.resolve(link.target_key, link.has_folder, live_by_link_key, by_name)
-            if target is not None and (link.source_path, target) not in seen:
-                seen.add((link.source_path, target))
-                counts[target] += 1
-        return counts
-
-    def _after_commit(
-        self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
-    ) -> None:
-        """Bring the search index and inbound link counts up to date with a commit.
-
-        Storage is the source of truth and has already committed; a failing index must
-        not undo or fail the write (``memvault reindex`` rebuilds it from storage).
-        """
-        try:
-            self._reindex_changes(account_id, changes, result)
-        except Exception:
-            log.exception("search index update failed", extra={"account_id": account_id})
-
-    def _reindex_changes(
-        self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
-    ) -> None:
-        removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
-        if removed:
-            self.index.delete(account_id, removed)
-        written = {n.path: n for n in result.notes if n is not None}
-        if len(changes) > BULK_RELINK_THRESHOLD:
-            counts = self.inbound_counts_all(account_id)
-            self.index.upsert(
-                account_id, [search_doc(n, counts.get(n.path, 0)) for n in written.values()]
-            )
-            self.index.set_inbound(
-                account_id, {p: c for p, c in counts.items() if p not in written}
-            )
-            return
-        # Targets whose inbound count may have moved: what the old and new versions of
-        # each changed note linked to, and every note sharing a file name with one that
-        # appeared or vanished (bare links to that name may have changed resolution).
-        touched_keys: set[str] = set()
-        touched_names: set[str] = set()
-        for prior in result.previous:
-            if prior is not None:
-                touched_names.add(paths.name_key(prior.path))
-                touched_keys.update(link.target_key for link in prior.links)
-        for note in written.values():
-            touched_names.add(paths.name_key(note.path))
-            touched_keys.update(
-                link.target_key for link in md.parse_note(note.path, note.markdown).links
-            )
-        for change in changes:
-            if isinstance(change, MoveNote):
-                touched_names.add(paths.name_key(change.new_path))
-        resolver = self._resolver(account_id, touched_keys)
-        affected: set[str] = set(written)
-        for key in touched_keys:
-            for has_folder in (False, True):
-                target = resolver(BacklinkSource("", key, has_folder))
-                if target is not None:
-                    affected.add(target)
-        for names in self.store.paths_by_name(account_id, touched_names).values():
-            affected.update(names)
-        sources = self._backlink_sources(account_id, affected)
-        counts = {p: len(s) for p, s in sources.items()}
-        self.index.upsert(
-            account_id, [search_doc(n, counts.get(n.path, 0)) for n in written.values()]
-        )
-        self.index.set_inbound(account_id, {p: c for p, c in counts.items() if p not in written})
-
     def reindex(self, account_id: str) -> int:
         """Rebuild the account's search index from storage. Returns notes indexed."""
-        counts = self.inbound_counts_all(account_id)
-        self.index.clear(account_id)
-        batch: list[SearchDoc] = []
-        total = 0
-        for note in self.store.iter_notes(account_id):
-            batch.append(search_doc(note, counts.get(note.path, 0)))
-            if len(batch) >= 500:
-                self.index.upsert(account_id, batch)
-                total += len(batch)
-                batch = []
-        self.index.upsert(account_id, batch)
-        return total + len(batch)
+        return self.indexing.reindex(account_id)

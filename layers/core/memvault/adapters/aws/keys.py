@@ -14,8 +14,9 @@ added later). The sort key says what the item is:
     B#<bucket>                      a budget token bucket
     Q#<path>                        a note waiting to be (re)indexed in search
 
-plus one item outside account partitions, ``H#<key hash>`` / ``H``: the key record by
-hash, so authentication is one GetItem. ␟ is U+001F, a control character vault paths
+plus, outside account partitions, ``H#<key hash>`` / ``H`` (the key record by hash, so
+authentication is one GetItem) and ``REINDEX`` / ``<account>`` (accounts whose search
+outbox holds notes, for the scheduled drain). ␟ is U+001F, a control character vault paths
 can never contain, so one key's prefix can never match another's.
 
 The sparse GSI ``recent`` (gsi1pk = ``A#<account>`` on live notes only, gsi1sk =
@@ -97,6 +98,8 @@ def budget_sk(bucket: str) -> str:
 
 
 QUEUE_PREFIX = "Q#"
+# Outside account partitions: one item per account whose search outbox is not empty.
+REINDEX_ACCOUNTS_PK = "REINDEX"
 
 
 def queue_sk(path: str) -> str:

@@ -99,6 +99,14 @@ CREATE TABLE IF NOT EXISTS links (
 );
 CREATE INDEX IF NOT EXISTS links_by_target ON links(account_id, target_key);
 
+-- Notes whose search indexing failed, retried later (the search outbox).
+CREATE TABLE IF NOT EXISTS index_queue (
+    account_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    queued_at REAL NOT NULL,
+    PRIMARY KEY (account_id, path)
+);
+
 CREATE TABLE IF NOT EXISTS budgets (
     account_id TEXT NOT NULL,
     bucket TEXT NOT NULL,

@@ -1,0 +1,171 @@
+"""Keeping the search index in step with storage.
+
+Storage is the source of truth and commits first. The index follows each commit: the
+changed notes are (re)indexed and the inbound-link counts that ranking uses are brought
+up to date. When the index cannot be reached, the write still succeeds: the paths it
+touched go to an outbox in storage, drained on a later successful commit in this
+process, by the scheduled retention run, or by ``memvault reindex``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+
+from memvault.domain import markdown as md
+from memvault.domain import paths
+from memvault.domain.models import (
+    BacklinkSource,
+    DeleteNote,
+    MoveNote,
+    Note,
+    NoteChange,
+    SearchDoc,
+)
+from memvault.ports import CommitResult, SearchIndex, VaultStore
+from memvault.services.links import LinkGraph
+
+log = logging.getLogger("memvault.indexing")
+
+# Past this many changed notes in one commit, inbound link counts are recomputed for
+# the whole vault in one pass instead of note by note.
+BULK_RELINK_THRESHOLD = 200
+REINDEX_BATCH = 500
+
+
+def search_doc(note: Note, inbound: int) -> SearchDoc:
+    body = md.truncate_utf8(md.body_for_search(note.markdown), md.SEARCH_BODY_LIMIT_BYTES)
+    return SearchDoc(
+        note_id=note.id,
+        path=note.path,
+        title=note.title,
+        tags=note.tags,
+        body=body,
+        updated_at=note.updated_at,
+        inbound_links=inbound,
+    )
+
+
+class IndexSync:
+    def __init__(self, store: VaultStore, index: SearchIndex, links: LinkGraph) -> None:
+        self.store = store
+        self.index = index
+        self.links = links
+        # Accounts this process queued work for; drained after its next good commit.
+        self._pending: set[str] = set()
+
+    def after_commit(
+        self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
+    ) -> None:
+        try:
+            self._follow(account_id, changes, result)
+        except Exception:
+            touched = {c.path for c in changes} | {n.path for n in result.notes if n}
+            touched |= {c.new_path for c in changes if isinstance(c, MoveNote)}
+            log.warning(
+                "search index update failed; queued for retry",
+                extra={"account_id": account_id, "paths": len(touched)},
+                exc_info=True,
+            )
+            try:
+                self.store.queue_reindex(account_id, touched)
+                self._pending.add(account_id)
+            except Exception:  # the write stands; `memvault reindex` is the last resort
+                log.exception("could not queue notes for reindexing")
+            return
+        if account_id in self._pending:
+            self.drain(account_id)
+
+    def _follow(self, account_id: str, changes: Sequence[NoteChange], result: CommitResult) -> None:
+        removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
+        if removed:
+            self.index.delete(account_id, removed)
+        written = {n.path: n for n in result.notes if n is not None}
+        if len(changes) > BULK_RELINK_THRESHOLD:
+            counts = self.links.inbound_counts_all(account_id)
+        else:
+            counts = self._counts_for(
+                account_id, self._affected(account_id, changes, result, written)
+            )
+        self.index.upsert(
+            account_id, [search_doc(n, counts.get(n.path, 0)) for n in written.values()]
+        )
+        self.index.set_inbound(account_id, {p: c for p, c in counts.items() if p not in written})
+
+    def _affected(
+        self,
+        account_id: str,
+        changes: Sequence[NoteChange],
+        result: CommitResult,
+        written: dict[str, Note],
+    ) -> set[str]:
+        """Notes whose inbound count may have moved: what the old and new versions of each
+        changed note linked to, and every note sharing a file name with one that appeared
+        or vanished (bare links to that name may now resolve differently)."""
+        touched_keys: set[str] = set()
+        touched_names: set[str] = set()
+        for prior in result.previous:
+            if prior is not None:
+                touched_names.add(paths.name_key(prior.path))
+                touched_keys.update(link.target_key for link in prior.links)
+        for note in written.values():
+            touched_names.add(paths.name_key(note.path))
+            touched_keys.update(
+                link.target_key for link in md.parse_note(note.path, note.markdown).links
+            )
+        for change in changes:
+            if isinstance(change, MoveNote):
+                touched_names.add(paths.name_key(change.new_path))
+        resolve = self.links.resolver(account_id, touched_keys)
+        affected: set[str] = set(written)
+        for key in touched_keys:
+            for has_folder in (False, True):
+                target = resolve(BacklinkSource("", key, has_folder))
+                if target is not None:
+                    affected.add(target)
+        for names in self.store.paths_by_name(account_id, touched_names).values():
+            affected.update(names)
+        return affected
+
+    def _counts_for(self, account_id: str, note_paths: Collection[str]) -> dict[str, int]:
+        return {p: len(s) for p, s in self.links.sources(account_id, note_paths).items()}
+
+    def drain(self, account_id: str) -> int:
+        """Index the notes queued while the index was unreachable. Returns how many."""
+        queued = self.store.queued_reindex(account_id)
+        if not queued:
+            self._pending.discard(account_id)
+            return 0
+        notes = (self.store.get_note(account_id, path) for path in queued)
+        live = {note.path: note for note in notes if note is not None}
+        gone = [p for p in queued if p not in live]
+        if gone:
+            self.index.delete(account_id, gone)
+        counts = self._counts_for(account_id, list(live))
+        self.index.upsert(account_id, [search_doc(n, counts.get(p, 0)) for p, n in live.items()])
+        self.store.unqueue_reindex(account_id, queued)
+        self._pending.discard(account_id)
+        return len(queued)
+
+    def drain_all(self) -> int:
+        """Drain every account's outbox (the scheduled run)."""
+        return sum(self.drain(account) for account in self.store.accounts_with_queued_reindex())
+
+    def reindex(self, account_id: str) -> int:
+        """Rebuild the account's search index from storage. Returns notes indexed."""
+        counts = self.links.inbound_counts_all(account_id)
+        queued = self.store.queued_reindex(account_id)
+        self.index.clear(account_id)
+        batch: list[SearchDoc] = []
+        total = 0
+        for note in self.store.iter_notes(account_id):
+            batch.append(search_doc(note, counts.get(note.path, 0)))
+            if len(batch) >= REINDEX_BATCH:
+                self.index.upsert(account_id, batch)
+                total += len(batch)
+                batch = []
+        self.index.upsert(account_id, batch)
+        if queued:
+            self.store.unqueue_reindex(account_id, queued)
+        self._pending.discard(account_id)
+        return total + len(batch)
