@@ -7,8 +7,6 @@ import http.client
 import io
 import re
 import socket
-import threading
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import uvicorn
-from tests.conftest import FakeClock, LiveServer, free_port, make_settings
+from tests.conftest import FakeClock, LiveServer, backend_settings, serve
 from tests.contract.test_import_export import (
     MARKER,
     REFUSALS,
@@ -27,7 +24,6 @@ from tests.contract.test_import_export import (
     noise,
 )
 
-from memvault.api.app import create_app
 from memvault.container import build_services
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import Limits
@@ -44,25 +40,8 @@ SMALL_LIMIT = 64 * 1024
 @pytest.fixture
 def small_server(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[LiveServer]:
     """A live server whose imports may be at most 64 KiB."""
-    settings = make_settings(tmp_path, backend, import_max_archive_bytes=SMALL_LIMIT)
-    svc = build_services(settings, clock=clock)
-    issued = svc.accounts.bootstrap_local()
-    assert issued is not None
-    port = free_port()
-    config = uvicorn.Config(create_app(svc), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield LiveServer(f"http://127.0.0.1:{port}", svc, issued.secret, clock)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with backend_settings(tmp_path, backend, import_max_archive_bytes=SMALL_LIMIT) as settings:
+        yield from serve(build_services(settings, clock=clock), clock)
 
 
 def vault_state(client: httpx.Client) -> dict[str, Any]:

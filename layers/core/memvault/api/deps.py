@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
+from urllib.parse import unquote_to_bytes
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request, Response
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 
 from memvault.container import Services
-from memvault.domain.models import ApiKey
-from memvault.errors import InvalidInput
+from memvault.domain.models import MAX_NOTE_BYTES, ApiKey
+from memvault.errors import InvalidInput, InvalidPath, TooLarge, Unauthenticated
 from memvault.services.context import Caller, Surface
+
+# The largest request body the JSON routes read. A note is at most 1 MiB of markdown,
+# and JSON escaping can make that several times longer ("\u0001" is six bytes for one).
+MAX_REQUEST_BYTES = 8 * MAX_NOTE_BYTES
+
+_KEY_STATE = "memvault_api_key"
+
+# Versions are counted from 1; anything past this is no version a note can reach (and
+# would not fit a 64-bit storage integer).
+MAX_VERSION = 2**53
+_VERSION_RE = re.compile(r"[0-9]{1,16}")
 
 
 def services(request: Request) -> Services:
@@ -29,11 +46,23 @@ def bearer_secret(authorization: str | None, x_api_key: str | None = None) -> st
     return x_api_key
 
 
-def api_key(
-    svc: ServicesDep,
-    authorization: Annotated[str | None, Header()] = None,
-) -> ApiKey:
-    return svc.accounts.authenticate(bearer_secret(authorization))
+def authenticate(svc: Services, request: Request) -> ApiKey:
+    """The key the request carries; a header that is present but not Bearer is refused."""
+    header = request.headers.get("authorization")
+    if header is not None and header.strip() and bearer_secret(header) is None:
+        raise Unauthenticated(
+            "the Authorization header must be 'Bearer <key>'", code="malformed_authorization"
+        )
+    return svc.accounts.authenticate(bearer_secret(header))
+
+
+def api_key(request: Request, svc: ServicesDep) -> ApiKey:
+    cached = getattr(request.state, _KEY_STATE, None)
+    if isinstance(cached, ApiKey):
+        return cached
+    key = authenticate(svc, request)
+    setattr(request.state, _KEY_STATE, key)
+    return key
 
 
 KeyDep = Annotated[ApiKey, Depends(api_key)]
@@ -54,9 +83,86 @@ def admin_key(svc: ServicesDep, key: KeyDep) -> ApiKey:
 AdminDep = Annotated[ApiKey, Depends(admin_key)]
 
 
+def check_url_path(request: Request) -> None:
+    """Refuse a URL whose percent-decoded path is not UTF-8.
+
+    The server decodes such bytes to U+FFFD, which would silently name a different note
+    ("Caf%E9.md", Latin-1, would become "Caf\ufffd.md").
+    """
+    raw = request.scope.get("raw_path")
+    if not raw:
+        return
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidPath(
+            "the URL path is not valid UTF-8 once percent-decoded; encode note paths as UTF-8",
+            code="invalid_path",
+        ) from exc
+
+
+def _uses(dependant: Dependant, call: Callable[..., Any]) -> bool:
+    return dependant.call is call or any(_uses(d, call) for d in dependant.dependencies)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The whole body, refused with 413 as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _body_too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _body_too_large(limit)
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    request._body = body  # later reads (FastAPI's own JSON parsing) reuse it
+    return body
+
+
+def _body_too_large(limit: int) -> TooLarge:
+    return TooLarge(
+        f"the request body may be at most {limit} bytes; a note may hold at most"
+        f" {MAX_NOTE_BYTES} bytes (1 MB) of markdown",
+        code="request_too_large",
+    )
+
+
+class VaultRoute(APIRoute):
+    """A route that checks the key (and admin rights) before it reads or parses the body.
+
+    FastAPI parses a JSON body before it solves dependencies, so without this a request
+    with no key and a malformed body would be told about the body (400) rather than the
+    key (401). The body is also read here with a size cap, so a huge one is refused
+    early with 413 instead of being held in memory.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        needs_key = _uses(self.dependant, api_key)
+        needs_admin = _uses(self.dependant, admin_key)
+
+        async def route(request: Request) -> Response:
+            if needs_key:
+                key = await run_in_threadpool(api_key, request, services(request))
+                if needs_admin:
+                    services(request).accounts.require_admin(key)
+            check_url_path(request)
+            await read_body(request, MAX_REQUEST_BYTES)
+            return await handler(request)
+
+        return route
+
+
 def parse_if_match(if_match: str | None, if_none_match: str | None = None) -> int | None:
     """If-Match: "<version>" pins a version; If-None-Match: * means create-only (0)."""
     if if_none_match is not None:
+        if if_match is not None:
+            raise InvalidInput(
+                "send either If-Match or If-None-Match, not both", code="invalid_precondition"
+            )
         if if_none_match.strip() == "*":
             return 0
         raise InvalidInput("If-None-Match supports only '*'", code="invalid_precondition")
@@ -66,7 +172,7 @@ def parse_if_match(if_match: str | None, if_none_match: str | None = None) -> in
     if value.startswith("W/"):
         value = value[2:]
     value = value.strip('"')
-    if not value.isdigit() or int(value) < 1:
+    if not _VERSION_RE.fullmatch(value) or not 1 <= int(value) <= MAX_VERSION:
         raise InvalidInput(
             'If-Match must be a note version (the ETag of a read), e.g. "3"',
             code="invalid_precondition",

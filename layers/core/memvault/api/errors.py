@@ -1,7 +1,8 @@
 """The one mapping from domain errors to HTTP responses.
 
-Every error body is ``{"error": {"type", "code", "message"}}``. Handlers never catch
-and translate errors themselves: they let ``MemvaultError`` subclasses propagate here.
+Every error body is exactly ``{"error": {"type", "code", "message"}}``: no other keys,
+whatever the error carries (its details are for logs and other surfaces). Handlers never
+catch and translate errors themselves: they let ``MemvaultError`` subclasses propagate here.
 """
 
 from __future__ import annotations
@@ -50,14 +51,8 @@ def status_for(exc: errors.MemvaultError) -> int:
     return 500
 
 
-def error_body(type_: str, code: str, message: str, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": type_, "code": code, "message": message}
-    body.update(extra)
-    return {"error": body}
-
-
-def _json_safe(details: dict[str, object]) -> dict[str, Any]:
-    return {k: v for k, v in details.items() if isinstance(v, (str, int, float, bool, type(None)))}
+def error_body(type_: str, code: str, message: str) -> dict[str, Any]:
+    return {"error": {"type": type_, "code": code, "message": message}}
 
 
 def error_response(exc: errors.MemvaultError) -> JSONResponse:
@@ -67,7 +62,7 @@ def error_response(exc: errors.MemvaultError) -> JSONResponse:
         headers["Retry-After"] = str(int(exc.retry_after))
     if isinstance(exc, errors.Unauthenticated):
         headers["WWW-Authenticate"] = 'Bearer realm="memvault"'
-    body = error_body(exc.type, exc.code, exc.message, **_json_safe(exc.details))
+    body = error_body(exc.type, exc.code, exc.message)
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -90,10 +85,17 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=422)
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     type_, code = _HTTP_TYPES.get(exc.status_code, ("invalid_request", "http_error"))
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"no route matches {request.method} {request.url.path}"
+    elif exc.status_code == 405:
+        allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")
+        message = f"{request.method} is not allowed on {request.url.path}" + (
+            f"; allowed: {allowed}" if allowed else ""
+        )
     return JSONResponse(
         error_body(type_, code, message),
         status_code=exc.status_code,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from memvault.domain import markdown as md
 from memvault.domain.models import (
@@ -85,18 +85,36 @@ class NoteList(BaseModel):
     next_cursor: str | None
 
 
+# Request bodies are validated strictly: "yes" is not a boolean and "5" is not a number,
+# so a client's type mistake is a 422 rather than a guess.
+STRICT_IN = ConfigDict(extra="forbid", strict=True)
+
+# The largest count a limit may be set to (fits every storage integer, and JSON numbers).
+MAX_LIMIT_VALUE = 2**53
+
+
+def _unicode_text(value: str) -> str:
+    """JSON can spell an unpaired surrogate ("\\ud800"); it is not text and cannot be stored."""
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise ValueError("contains an unpaired surrogate (not valid Unicode text)")
+    return value
+
+
+UnicodeText = Annotated[str, AfterValidator(_unicode_text)]
+
+
 class PutNoteIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    markdown: str
+    model_config = STRICT_IN
+    markdown: UnicodeText
 
 
 class AppendIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str = Field(min_length=1)
+    model_config = STRICT_IN
+    text: UnicodeText = Field(min_length=1)
 
 
 class MoveIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT_IN
     to: str = Field(min_length=1)
 
 
@@ -158,14 +176,14 @@ class ImportOut(BaseModel):
 
 
 class TogglesIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT_IN
     recall: bool | None = None
     tools: bool | None = None
     mcp: bool | None = None
 
 
 class KeyCreateIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=True)
     name: str = Field(min_length=1, max_length=100)
     recall: bool = False
     tools: bool = False
@@ -203,9 +221,9 @@ class KeyCreatedOut(KeyOut):
 
 
 class LimitsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    max_notes: int | None = Field(default=None, ge=1)
-    max_bytes: int | None = Field(default=None, ge=1)
+    model_config = STRICT_IN
+    max_notes: int | None = Field(default=None, ge=1, le=MAX_LIMIT_VALUE)
+    max_bytes: int | None = Field(default=None, ge=1, le=MAX_LIMIT_VALUE)
 
 
 class AccountOut(BaseModel):

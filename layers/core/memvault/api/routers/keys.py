@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from memvault.api import schemas
-from memvault.api.deps import AdminDep, KeyDep, ServicesDep
+from memvault.api.deps import AdminDep, KeyDep, ServicesDep, VaultRoute
 from memvault.domain.models import Limits, Toggles
 
-router = APIRouter(prefix="/v1", tags=["keys and account"])
+router = APIRouter(prefix="/v1", tags=["keys and account"], route_class=VaultRoute)
 
 
 @router.get("/me", response_model=schemas.KeyOut)

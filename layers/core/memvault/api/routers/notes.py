@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Header, Path, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from memvault.api import schemas
-from memvault.api.deps import CallerDep, ServicesDep, parse_if_match
+from memvault.api.deps import (
+    MAX_VERSION,
+    CallerDep,
+    ServicesDep,
+    VaultRoute,
+    parse_if_match,
+    read_body,
+)
+from memvault.domain.models import MAX_NOTE_BYTES
 from memvault.errors import InvalidInput
 
-router = APIRouter(prefix="/v1", tags=["notes"])
+router = APIRouter(prefix="/v1", tags=["notes"], route_class=VaultRoute)
 
 IfMatch = Annotated[str | None, Header(alias="If-Match")]
 IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match")]
+# ``{version:int}`` in the route paths: only digits select a version route, so a note
+# whose own path has a folder named "versions" ("a/versions/2.md") is read as a note.
+Version = Annotated[int, Path(ge=1, le=MAX_VERSION)]
 
 
 def _etag(response: Response, version: int) -> None:
@@ -25,20 +39,28 @@ def _etag(response: Response, version: int) -> None:
 def list_notes(
     svc: ServicesDep,
     caller: CallerDep,
-    folder: str = "",
+    folder: Annotated[str, Query(description="Only notes under this folder.")] = "",
+    prefix: Annotated[str | None, Query(description="The same as folder.")] = None,
     tag: str | None = None,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> schemas.NoteList:
+    if prefix is not None:
+        if folder and folder.strip("/") != prefix.strip("/"):
+            raise InvalidInput(
+                "prefix and folder name the same filter; send one of them",
+                code="conflicting_filters",
+            )
+        folder = prefix
     page = svc.vault.list_notes(caller, folder=folder, tag=tag, cursor=cursor, limit=limit)
     return schemas.NoteList(
         notes=[schemas.NoteSummaryOut.of(n) for n in page.items], next_cursor=page.next_cursor
     )
 
 
-@router.get("/notes/{path:path}/versions/{version}", response_model=schemas.VersionDetailOut)
+@router.get("/notes/{path:path}/versions/{version:int}", response_model=schemas.VersionDetailOut)
 def read_version(
-    svc: ServicesDep, caller: CallerDep, path: str, version: int
+    svc: ServicesDep, caller: CallerDep, path: str, version: Version
 ) -> schemas.VersionDetailOut:
     found = svc.vault.version(caller, path, version)
     return schemas.VersionDetailOut(
@@ -51,13 +73,13 @@ def list_versions(svc: ServicesDep, caller: CallerDep, path: str) -> list[schema
     return [schemas.VersionOut.of(v) for v in svc.vault.versions(caller, path)]
 
 
-@router.post("/notes/{path:path}/versions/{version}/restore", response_model=schemas.WriteOut)
+@router.post("/notes/{path:path}/versions/{version:int}/restore", response_model=schemas.WriteOut)
 def restore_version(
     svc: ServicesDep,
     caller: CallerDep,
     response: Response,
     path: str,
-    version: int,
+    version: Version,
     if_match: IfMatch = None,
 ) -> schemas.WriteOut:
     outcome = svc.vault.restore(caller, path, version, expected_version=parse_if_match(if_match))
@@ -119,35 +141,67 @@ def purge_note(svc: ServicesDep, caller: CallerDep, path: str) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/notes/{path:path}", response_model=schemas.NoteOut)
+def _matches(if_none_match: str, version: int) -> bool:
+    """Whether an If-None-Match header names the note's current ETag (or is ``*``)."""
+    tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+    return "*" in tags or f'"{version}"' in tags
+
+
+@router.get(
+    "/notes/{path:path}",
+    response_model=schemas.NoteOut,
+    responses={304: {"description": "If-None-Match names the current version"}},
+)
 def read_note(
-    svc: ServicesDep, caller: CallerDep, response: Response, path: str
-) -> schemas.NoteOut:
+    svc: ServicesDep,
+    caller: CallerDep,
+    response: Response,
+    path: str,
+    if_none_match: IfNoneMatch = None,
+) -> schemas.NoteOut | Response:
     note = svc.vault.read(caller, path)
+    if if_none_match is not None and _matches(if_none_match, note.version):
+        return Response(status_code=304, headers={"ETag": f'"{note.version}"'})
     _etag(response, note.version)
     return schemas.NoteOut.of_note(note)
 
 
+# A JSON body may be longer than the note it carries (escapes); the note's own limit is
+# checked by the vault once the JSON is decoded.
+_MAX_PUT_BODY = 8 * MAX_NOTE_BYTES
+
+
 async def _markdown_body(request: Request) -> str:
-    """A note body is either JSON {"markdown": ...} or the raw markdown itself."""
-    raw = await request.body()
+    """A note body is either JSON {"markdown": ...} or the raw markdown itself.
+
+    Without a Content-Type, a body that starts with ``{`` is taken as JSON.
+    """
+    raw = await read_body(request, _MAX_PUT_BODY)
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type in ("application/json", ""):
-        if content_type == "" and not raw.lstrip().startswith(b"{"):
-            return _decode(raw)
-        try:
-            return schemas.PutNoteIn.model_validate_json(raw).markdown
-        except ValueError as exc:
-            raise InvalidInput(
-                'the body must be JSON {"markdown": "..."} or text/markdown',
-                code="invalid_body",
-            ) from exc
-    if content_type.startswith("text/"):
+    if content_type == "application/json" or (content_type == "" and raw.lstrip().startswith(b"{")):
+        return _json_markdown(raw)
+    if content_type == "" or content_type.startswith("text/"):
         return _decode(raw)
     raise InvalidInput(
         f"unsupported content type {content_type!r}; send application/json or text/markdown",
         code="unsupported_media_type",
     )
+
+
+def _json_markdown(raw: bytes) -> str:
+    """The markdown of a JSON body: invalid JSON is a 400, a wrong shape a 422."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestValidationError(
+            [{"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error"}]
+        ) from exc
+    try:
+        return schemas.PutNoteIn.model_validate(data).markdown
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        ) from exc
 
 
 def _decode(raw: bytes) -> str:
