@@ -21,7 +21,8 @@ install: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/memvault serve
 
-## Lint, type-check and run every test.
+## Lint, type-check and run every test (starts and stops a local OpenSearch node for the
+## AWS tier; needs Java 17+ and Maven for that tier, which is skipped with a note without).
 test: lint typecheck pytest
 
 lint: $(STAMP)
@@ -32,7 +33,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	bash scripts/test.sh -q
 
 ## Benchmarks: figures and ratios, printed (never asserted).
 bench: $(STAMP)

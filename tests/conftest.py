@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,14 +16,19 @@ import httpx
 import pytest
 import uvicorn
 
+from memvault.adapters.aws.search import OpenSearchIndex
+from memvault.adapters.aws.search import make_client as make_search_client
 from memvault.api.app import create_app
 from memvault.container import Services, build_services
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller, Surface
 from memvault.settings import Settings
+from tests.aws_env import REGION, create_resources, serial_moto
+from tests.opensearch_node import opensearch_url, require_reason
 
-# Every backend the contract suite runs against. The AWS backend joins this list.
-BACKENDS = ["sqlite"]
+# Every backend the contract suite runs against: embedded SQLite, and AWS as DynamoDB +
+# S3 on moto plus a real local OpenSearch node (scripts/opensearch/start.sh).
+BACKENDS = ["sqlite", "aws"]
 
 
 class FakeClock:
@@ -50,11 +58,61 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def require_opensearch() -> str:
+    """The local node's URL; without one the AWS tier is skipped, or fails under CI."""
+    url = opensearch_url()
+    if url is None:
+        reason = f"the AWS tier needs the local OpenSearch node: {require_reason()}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return url
+
+
+@contextmanager
+def aws_settings(tmp_path: Path, **overrides: object) -> Iterator[Settings]:
+    """A fresh table and bucket on moto and a fresh index on the real node."""
+    url = require_opensearch()
+    with serial_moto():
+        table, bucket = create_resources()
+        settings = make_settings(
+            tmp_path,
+            "aws",
+            aws_region=REGION,
+            table=table,
+            bucket=bucket,
+            opensearch_url=url,
+            opensearch_auth="none",
+            opensearch_index=f"memvault-test-{uuid.uuid4().hex[:12]}",
+            opensearch_refresh="true",
+            **overrides,
+        )
+        index = OpenSearchIndex(
+            make_search_client(url, auth="none", region=None, timeout=30.0),
+            settings.opensearch_index,
+        )
+        index.create_index()
+        try:
+            yield settings
+        finally:
+            index.drop_index()
+
+
+@contextmanager
+def backend_settings(tmp_path: Path, backend: str, **overrides: object) -> Iterator[Settings]:
+    if backend == "aws":
+        with aws_settings(tmp_path, **overrides) as settings:
+            yield settings
+    else:
+        yield make_settings(tmp_path, backend, **overrides)
+
+
 @pytest.fixture
-def services(tmp_path: Path, backend: str, clock: FakeClock) -> Services:
-    svc = build_services(make_settings(tmp_path, backend), clock=clock)
-    svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
-    return svc
+def services(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[Services]:
+    with backend_settings(tmp_path, backend) as settings:
+        svc = build_services(settings, clock=clock)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        yield svc
 
 
 @pytest.fixture
@@ -88,8 +146,12 @@ class LiveServer:
 
 @pytest.fixture
 def live_server(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[LiveServer]:
+    with backend_settings(tmp_path, backend) as settings:
+        yield from serve(build_services(settings, clock=clock), clock)
+
+
+def serve(svc: Services, clock: FakeClock) -> Iterator[LiveServer]:
     """memvault on a real uvicorn server on 127.0.0.1, in a background thread."""
-    svc = build_services(make_settings(tmp_path, backend), clock=clock)
     issued = svc.accounts.bootstrap_local()
     assert issued is not None
     port = free_port()

@@ -146,7 +146,7 @@ def test_toggles_on_creation_and_patch(admin: httpx.Client) -> None:
         {"name": 5},
         {"name": "k", "recall": "yes"},
         {"name": "k", "tools": 1},
-        {"name": "k", "admin": True},
+        {"name": "k", "admin": "yes"},
         {"name": "k", "secret": "mvk_chosen"},
     ],
 )
@@ -412,3 +412,25 @@ def test_budgets_are_per_account(tenants: Tenants) -> None:
         assert tenants.a.get("/v1/search", params={"q": "x"}).status_code == 200
     error_of(tenants.a.get("/v1/search", params={"q": "x"}), 429)
     assert tenants.b.get("/v1/search", params={"q": "x"}).status_code == 200
+
+
+def test_admin_keys_rotate_but_the_last_one_cannot_be_revoked(
+    admin: httpx.Client, live_server: Any
+) -> None:
+    me = admin.get("/v1/me").json()
+    last = admin.delete(f"/v1/keys/{me['id']}")
+    assert last.status_code == 409
+    assert last.json()["error"]["code"] == "last_admin_key"
+    created = admin.post("/v1/keys", json={"name": "second admin", "admin": True})
+    assert created.status_code == 201 and created.json()["admin"] is True
+    with live_server.client(created.json()["secret"]) as second:
+        assert second.delete(f"/v1/keys/{me['id']}").status_code == 200
+        assert second.get("/v1/keys").status_code == 200
+    assert admin.get("/v1/me").status_code == 401  # the rotated-out key stopped working
+
+
+def test_a_revoked_keys_toggles_cannot_change(admin: httpx.Client) -> None:
+    key = admin.post("/v1/keys", json={"name": "old"}).json()
+    admin.delete(f"/v1/keys/{key['id']}")
+    r = admin.patch(f"/v1/keys/{key['id']}", json={"recall": True})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "key_revoked"

@@ -460,7 +460,7 @@ def test_delete_then_history_stays_until_purged(c: httpx.Client) -> None:
 
 def test_purging_a_live_note_is_refused(c: httpx.Client) -> None:
     put(c, "live.md", "x")
-    error_of(c.delete(url("live.md", "/history")), 400, "note_is_live")
+    error_of(c.delete(url("live.md", "/history")), 409, "note_is_live")
     assert c.get(url("live.md")).status_code == 200
 
 
@@ -474,11 +474,6 @@ def test_writing_a_deleted_note_revives_it_with_its_history(c: httpx.Client) -> 
     assert versions_of(c, "phoenix.md") == [2, 1]
 
 
-@pytest.mark.xfail(
-    reason="services/vault.py WriteOutcome has no 'created' flag: a PUT that revives a"
-    " deleted note is answered 200 'saved as version N', not 201 (reported)",
-    strict=False,
-)
 def test_writing_a_deleted_note_is_a_201_create(c: httpx.Client) -> None:
     put(c, "phoenix.md", "v1")
     c.delete(url("phoenix.md"))

@@ -15,6 +15,12 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+
+from memvault.container import build_services
+from memvault.domain.budgets import Bucket
+from memvault.domain.models import Limits
+from memvault.errors import RateLimited
+from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from tests.conftest import FakeClock, LiveServer, backend_settings, serve
 from tests.contract.test_import_export import (
     MARKER,
@@ -23,12 +29,6 @@ from tests.contract.test_import_export import (
     make_zip,
     noise,
 )
-
-from memvault.container import build_services
-from memvault.domain.budgets import Bucket
-from memvault.domain.models import Limits
-from memvault.errors import RateLimited
-from memvault.services.accounts import LOCAL_ACCOUNT_ID
 
 ZIP = {"Content-Type": "application/zip"}
 SMALL_LIMIT = 64 * 1024

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.helpers import Result, clean_env, run_memvault
-from tests.conftest import LiveServer, free_port
 
 from memvault.domain.budgets import Bucket
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
+from tests.cli.helpers import Result, clean_env, run_memvault
+from tests.conftest import LiveServer, free_port
 
 ADMIN = "<admin key>"  # sentinel: run with the live server's admin key
 NOTE_FIELDS = {"id", "title", "path", "tags", "body", "score"}
@@ -472,10 +472,13 @@ def test_keys_failures(cli: Cli) -> None:
     assert "key_not_found (404)" in failed(cli("keys", "revoke", "abc"))
     assert "the key name is empty" in failed(cli("keys", "create", "   "))
 
-    # Revoking the very key in use needs --yes: the admin key cannot be issued again.
+    # Revoking the very key in use needs --yes; the account's last admin key cannot be
+    # revoked at all, so admin keys rotate: create a second one, then revoke the first.
     admin_id = next(k["id"] for k in cli.json("keys", "list") if k["admin"])
     assert "--yes" in failed(cli("keys", "revoke", admin_id))
-    cli.ok("keys", "list")
+    assert "last_admin_key (409)" in failed(cli("keys", "revoke", admin_id, "--yes"))
+    second = cli.json("keys", "create", "second admin", "--admin")
+    assert second["admin"] is True
     cli.ok("keys", "revoke", admin_id, "--yes")
     assert "revoked_api_key (401)" in failed(cli("keys", "list"))
 

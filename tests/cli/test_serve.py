@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from tests.cli.helpers import MEMVAULT, clean_env, run_memvault
 from tests.conftest import free_port
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import FakeClock
 
 from memvault.container import Services
 from memvault.errors import Conflict, InvalidInput, NotFound, RateLimited
 from memvault.services.context import Caller, Surface
+from tests.conftest import FakeClock
 
 
 def paths_of(notes: list) -> list[str]:  # type: ignore[type-arg]

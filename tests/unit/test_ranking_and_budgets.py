@@ -65,8 +65,11 @@ def test_search_terms_are_plain_words(text: str) -> None:
 
 def test_link_resolution_rules() -> None:
     live = {"plan": "Plan.md", "x/other": "x/Other.md"}
-    by_name = {"plan": ["Plan.md", "y/Plan.md"], "other": ["x/Other.md"], "dup": ["a/dup.md",
-                                                                            "b/dup.md"]}
+    by_name = {
+        "plan": ["Plan.md", "y/Plan.md"],
+        "other": ["x/Other.md"],
+        "dup": ["a/dup.md", "b/dup.md"],
+    }
     assert links.resolve("plan", False, live, by_name) == "Plan.md"  # root note wins
     assert links.resolve("other", False, live, by_name) == "x/Other.md"  # unique name
     assert links.resolve("dup", False, live, by_name) is None  # ambiguous stays dangling

@@ -47,9 +47,9 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         index = SqliteSearchIndex(db)
         limiter = SqliteRateLimiter(db, policy)
     else:
-        raise NotImplementedError(
-            "MEMVAULT_BACKEND=aws is not available in this build yet; use sqlite"
-        )
+        from memvault.adapters.aws import wiring
+
+        store, index, limiter = wiring.build(settings, policy)
     budgets = BudgetGuard(limiter, clock)
     vault = VaultService(store, index, budgets, clock)
     transfer = TransferService(

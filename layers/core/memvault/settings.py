@@ -46,6 +46,10 @@ class Settings(BaseSettings):
     # "sigv4" signs requests for Amazon OpenSearch Service; "none" is for a local node.
     opensearch_auth: Literal["sigv4", "none"] = "sigv4"
     opensearch_timeout: float = 10.0
+    # When an indexed note becomes searchable: "wait_for" (the next refresh, ~1 s; writes
+    # wait for it, so a write is searchable once it returns), "true" (at once; costly at
+    # scale) or "false" (eventually).
+    opensearch_refresh: Literal["wait_for", "true", "false"] = "wait_for"
 
     @property
     def sqlite_path(self) -> Path:

@@ -188,6 +188,7 @@ class KeyCreateIn(BaseModel):
     recall: bool = False
     tools: bool = False
     mcp: bool = False
+    admin: bool = Field(default=False, description="May manage keys and limits.")
 
 
 class KeyOut(BaseModel):

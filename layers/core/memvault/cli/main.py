@@ -671,6 +671,9 @@ def keys_create(
     recall: Annotated[bool, typer.Option("--recall", help="Turn recall on.")] = False,
     tools: Annotated[bool, typer.Option("--tools", help="Turn memory tools on.")] = False,
     mcp: Annotated[bool, typer.Option("--mcp", help="Turn MCP on.")] = False,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="May manage keys and limits (to rotate admin keys).")
+    ] = False,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
@@ -682,7 +685,9 @@ def keys_create(
     client = _client(url, key)
     try:
         created = client.json(
-            "POST", "/v1/keys", json={"name": name, "recall": recall, "tools": tools, "mcp": mcp}
+            "POST",
+            "/v1/keys",
+            json={"name": name, "recall": recall, "tools": tools, "mcp": mcp, "admin": admin},
         )
     except MemvaultError as exc:
         _fail(exc)
@@ -796,8 +801,8 @@ def keys_revoke(
     try:
         if not yes and client.json("GET", "/v1/me")["id"] == key_id:
             _die(
-                f"{key_id} is the key this command is using; revoking it locks this key out"
-                " for good (the admin key cannot be re-issued). Pass --yes to do it anyway."
+                f"{key_id} is the key this command is using; once revoked it stops working"
+                " for good. Pass --yes to do it anyway."
             )
         revoked = client.json("DELETE", f"/v1/keys/{key_id}")
     except MemvaultError as exc:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memvault.domain.models import Account, ApiKey, Limits, Toggles
-from memvault.errors import InvalidInput, NotFound, PermissionDenied, Unauthenticated
+from memvault.errors import Conflict, InvalidInput, NotFound, PermissionDenied, Unauthenticated
 from memvault.ports import VaultStore
 
 KEY_PREFIX = "mvk_"
@@ -126,11 +126,24 @@ class AccountService:
         return key
 
     def set_toggles(self, account_id: str, key_id: str, toggles: Toggles) -> ApiKey:
-        self.get_key(account_id, key_id)
+        if not self.get_key(account_id, key_id).active:
+            raise Conflict(
+                "the key is revoked; its toggles can no longer change", code="key_revoked"
+            )
         return self.store.update_key(account_id, key_id, toggles=toggles, revoked_at=None)
 
     def revoke(self, account_id: str, key_id: str) -> ApiKey:
-        self.get_key(account_id, key_id)
+        key = self.get_key(account_id, key_id)
+        if key.admin and key.active:
+            admins = [k for k in self.store.list_keys(account_id) if k.admin and k.active]
+            if len(admins) <= 1:
+                # Nothing could ever manage the account's keys again. To rotate a leaked
+                # admin key, create a new admin key first, then revoke the old one.
+                raise Conflict(
+                    "this is the account's last admin key; create another admin key before"
+                    " revoking it",
+                    code="last_admin_key",
+                )
         return self.store.update_key(account_id, key_id, toggles=None, revoked_at=self.clock())
 
     def set_limits(self, account_id: str, limits: Limits) -> Account:

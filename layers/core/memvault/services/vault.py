@@ -39,6 +39,7 @@ from memvault.services.links import LinkGraph
 log = logging.getLogger("memvault.vault")
 
 MAX_PAGE = 500
+MAX_VERSION = 2**31
 MAX_SEARCH_LIMIT = 100
 # An unpinned append re-reads and retries this often when another writer got in first.
 APPEND_ATTEMPTS = 20
@@ -48,10 +49,22 @@ APPEND_ATTEMPTS = 20
 class WriteOutcome:
     note: Note
     changed: bool  # False when the markdown was identical and no version was made
+    created: bool  # True when no live note was there before (new, or a deleted one revived)
 
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_unicode(text: str) -> None:
+    """Refuse text that cannot be stored as UTF-8 (lone surrogates from a bad decoder)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"the text is not valid Unicode (a lone surrogate at character {exc.start})",
+            code="invalid_text",
+        ) from exc
 
 
 def check_note_size(path: str, markdown: str) -> None:
@@ -170,7 +183,9 @@ class VaultService:
 
     def version(self, caller: Caller, path: str, version: int) -> NoteVersion:
         norm = paths.normalize_path(path)
-        found = self.store.get_version(caller.account_id, norm, version)
+        found = None
+        if 1 <= version <= MAX_VERSION:  # storage integers are 64-bit; never ask past that
+            found = self.store.get_version(caller.account_id, norm, version)
         if found is None:
             raise NotFound(f"{norm!r} has no kept version {version}", code="version_not_found")
         return found
@@ -231,7 +246,7 @@ class VaultService:
     def purge(self, caller: Caller, path: str) -> None:
         norm = paths.normalize_path(path)
         if self.store.get_note(caller.account_id, norm) is not None:
-            raise InvalidInput(
+            raise Conflict(
                 f"{norm!r} is a live note; delete it before purging its history",
                 code="note_is_live",
             )
@@ -295,9 +310,14 @@ class VaultService:
         result = self._commit(caller.account_id, [change])
         note, previous = result.notes[0], result.previous[0]
         assert note is not None
-        return WriteOutcome(note=note, changed=previous is None or previous.version != note.version)
+        return WriteOutcome(
+            note=note,
+            changed=previous is None or previous.version != note.version,
+            created=previous is None,
+        )
 
     def _check_content(self, caller: Caller, path: str, markdown: str) -> None:
+        check_unicode(markdown)
         check_note_size(path, markdown)
         if caller.is_model:
             verdict = screen_text(markdown)

@@ -29,6 +29,7 @@ def create_key(
         admin.account_id,
         name=body.name,
         toggles=Toggles(recall=body.recall, tools=body.tools, mcp=body.mcp),
+        admin=body.admin,
     )
     return schemas.KeyCreatedOut(**schemas.KeyOut.of(issued.key).model_dump(), secret=issued.secret)
 

@@ -112,7 +112,7 @@ def append_note(
 ) -> schemas.WriteOut:
     outcome = svc.vault.append(caller, path, body.text, expected_version=parse_if_match(if_match))
     _etag(response, outcome.note.version)
-    if outcome.note.version == 1:
+    if outcome.created:
         response.status_code = 201
     return schemas.WriteOut(
         note=schemas.NoteSummaryOut.of(outcome.note.summary()),
@@ -238,9 +238,11 @@ async def put_note(
         svc.vault.write, caller, path, markdown, expected_version=expected
     )
     _etag(response, outcome.note.version)
-    if outcome.changed and outcome.note.version == 1:
+    if outcome.created:
         response.status_code = 201
         message = "created"
+        if outcome.note.version > 1:
+            message = f"created again as version {outcome.note.version}; its history continues"
     elif outcome.changed:
         message = f"saved as version {outcome.note.version}"
     else:

@@ -1,0 +1,618 @@
+"""SearchIndex on OpenSearch (the AWS backend).
+
+One index holds every account's notes. Tenant isolation is structural, never a ranking
+hint: every document is routed by its account (so one account lives on one shard) and
+every query carries ``routing`` *and* a ``term`` filter on ``account``.
+
+Ranking is domain.ranking's formula: a ``function_score`` whose query is the BM25
+relevance (``multi_match`` of the user's terms over path/title/tags/body with
+ranking.FIELD_WEIGHTS, ``most_fields`` = the weighted sum over fields) and whose Painless
+``script_score`` returns the multiplier ``1 + RECENCY_WEIGHT × recency + LINK_WEIGHT ×
+links`` from the doc's ``updated_at`` and ``inbound_links``, with ``boost_mode:
+multiply``. The script evaluates the same double arithmetic in the same order as
+``ranking.multiplier``, so the multiplier is bit-for-bit the Python one; the engine keeps
+the best ``limit`` matches by the final score over *all* matches, ties broken by path
+(``ORDER BY score DESC, path``, like the SQLite backend).
+
+User text is never query syntax: only ``domain.query.search_terms`` terms are sent, as a
+``multi_match`` query string (analysed, never parsed), so no user text can make the
+engine fail.
+
+Text analysis is OpenSearch's ``english`` analyzer rebuilt as a custom analyzer (same
+tokenizer and filters, checked token-for-token in the integration tests) with one char
+filter in front that turns every character Python's ``re`` does not count as a word
+character into a space. The standard tokenizer alone keeps ``deploy.md``, ``config.yaml``,
+``node.js``, ``col:umn``, ``1,000`` or ``हिन्दी`` (letters joined by combining marks) as
+single tokens, which the terms from ``search_terms`` (split at exactly those characters,
+like the SQLite tokenizer) could never match; with the char filter the notes and the
+query split alike. It costs indexing CPU on big bodies (about 2x the plain analyzer on a
+256 KiB body).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from opensearchpy import (
+    AWSV4SignerAuth,
+    OpenSearch,
+    RequestsHttpConnection,
+    Urllib3HttpConnection,
+)
+from opensearchpy.exceptions import (
+    NotFoundError,
+    OpenSearchException,
+    RequestError,
+)
+
+from memvault.domain import query as query_terms
+from memvault.domain import ranking
+from memvault.domain.markdown import SEARCH_BODY_LIMIT_BYTES
+from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
+from memvault.domain.paths import fold
+from memvault.errors import InvalidInput, ServiceUnavailable
+
+__all__ = [
+    "INDEX_BODY",
+    "RANKING_SCRIPT",
+    "OpenSearchIndex",
+    "doc_id",
+    "make_client",
+    "tag_keys",
+]
+
+log = logging.getLogger(__name__)
+
+UNAVAILABLE_MESSAGE = (
+    "search is unavailable right now; notes are safe and will be searchable again when it recovers"
+)
+
+SNIPPET_OPEN = "<mark>"
+SNIPPET_CLOSE = "</mark>"
+SNIPPET_CHARS = 120
+
+# Highlighting re-analyses the body; OpenSearch refuses (the whole search fails) past
+# index.highlight.max_analyzed_offset characters (default 1,000,000). Bodies are cut to
+# SEARCH_BODY_LIMIT_BYTES of UTF-8, which is at most that many UTF-16 units, so the
+# default is enough; the index states a bound with a 4x margin anyway.
+MAX_ANALYZED_OFFSET = 4 * SEARCH_BODY_LIMIT_BYTES
+
+# Bulk requests are cut to this many bytes (Amazon OpenSearch refuses HTTP bodies over
+# 10 MiB on the smallest instance types); a 500-note reindex batch of 256 KiB bodies
+# would otherwise be a single 128 MiB request.
+BULK_MAX_BYTES = 5 * 1024 * 1024
+# Bulk items the node rejected for back-pressure (HTTP 429) are retried this many times.
+BULK_RETRIES = 3
+BULK_BACKOFF_S = 0.25
+
+# delete_by_query of a whole account (reindex) can take longer than one search.
+CLEAR_TIMEOUT_S = 120.0
+
+_ANALYZER = "memvault_english"
+
+INDEX_SETTINGS: dict[str, Any] = {
+    "index": {
+        "number_of_shards": 1,
+        "highlight": {"max_analyzed_offset": MAX_ANALYZED_OFFSET},
+    },
+    "analysis": {
+        "char_filter": {
+            # Python's ``\w`` is exactly [\p{L}\p{N}_]: every other character separates
+            # words here as it does in domain.query.search_terms (marks included, as
+            # Python's \w excludes them). One character in, one out: highlight offsets
+            # need no correction (bar astral symbols, which the char filter corrects).
+            "memvault_word_chars": {
+                "type": "pattern_replace",
+                "pattern": r"[^\p{L}\p{N}_]",
+                "replacement": " ",
+            }
+        },
+        "filter": {
+            # The built-in `english` analyzer, filter by filter.
+            "memvault_english_possessive": {"type": "stemmer", "language": "possessive_english"},
+            "memvault_english_stop": {"type": "stop", "stopwords": "_english_"},
+            "memvault_english_stemmer": {"type": "stemmer", "language": "english"},
+        },
+        "analyzer": {
+            _ANALYZER: {
+                "type": "custom",
+                "char_filter": ["memvault_word_chars"],
+                "tokenizer": "standard",
+                "filter": [
+                    "memvault_english_possessive",
+                    "lowercase",
+                    "memvault_english_stop",
+                    "memvault_english_stemmer",
+                ],
+            }
+        },
+    },
+}
+
+INDEX_MAPPINGS: dict[str, Any] = {
+    "dynamic": "strict",
+    # An index/update/delete without routing is refused rather than sent to a wrong shard.
+    "_routing": {"required": True},
+    "properties": {
+        "account": {"type": "keyword"},
+        "note_id": {"type": "keyword"},
+        "path": {
+            "type": "text",
+            "analyzer": _ANALYZER,
+            "fields": {"keyword": {"type": "keyword"}},
+        },
+        "title": {"type": "text", "analyzer": _ANALYZER},
+        # Original spellings, kept in _source for display.
+        "tags": {"type": "text", "analyzer": _ANALYZER},
+        # Folded tags and their ancestors: a filter on "project" matches "project/alpha".
+        "tag_keys": {"type": "keyword"},
+        "body": {"type": "text", "analyzer": _ANALYZER},
+        "updated_at": {"type": "double"},
+        "inbound_links": {"type": "integer"},
+    },
+}
+
+INDEX_BODY: dict[str, Any] = {"settings": INDEX_SETTINGS, "mappings": INDEX_MAPPINGS}
+
+# ranking.multiplier in Painless: same operations in the same order, in doubles.
+RANKING_SCRIPT = """
+double recency = 0.0;
+if (doc['updated_at'].size() != 0) {
+  double ageDays = Math.max(0.0, params.now - doc['updated_at'].value) / params.seconds_per_day;
+  recency = 1.0 / (1.0 + ageDays / params.half_life_days);
+}
+double n = 0.0;
+if (doc['inbound_links'].size() != 0) {
+  n = Math.max(0L, doc['inbound_links'].value);
+}
+double links = n / (n + params.link_saturation);
+return 1.0 + params.recency_weight * recency + params.link_weight * links;
+""".strip()
+
+_SOURCE_FIELDS = ["note_id", "path", "title", "tags", "updated_at"]
+_REFRESH_VALUES = ("wait_for", "true", "false")
+
+
+def doc_id(account_id: str, path: str) -> str:
+    """The document id of a note: one per (account, path), opaque to both."""
+    return hashlib.sha256(f"{account_id}\0{path}".encode()).hexdigest()
+
+
+def tag_keys(tags: Sequence[str]) -> list[str]:
+    """Folded tags and every ancestor: ``Project/Alpha`` -> ``project/alpha``, ``project``.
+
+    A filter ``t`` matches a tag ``k`` exactly when ``k == t`` or ``k`` starts with
+    ``t + "/"`` (the SQLite backend's test), i.e. when ``t`` is ``k`` or ``k`` cut before
+    one of its slashes.
+    """
+    keys: dict[str, None] = {}
+    for tag in tags:
+        key = fold(tag)
+        keys[key] = None
+        for i, ch in enumerate(key):
+            if ch == "/" and i > 0:
+                keys[key[:i]] = None
+    return list(keys)
+
+
+def _tag_filter(tag: str) -> str:
+    return fold(tag).lstrip("#")
+
+
+def make_client(
+    url: str, *, auth: Literal["sigv4", "none"], region: str | None, timeout: float
+) -> OpenSearch:
+    """An OpenSearch client for ``url``.
+
+    ``sigv4`` signs every request for Amazon OpenSearch Service (service ``es``) with the
+    default boto3 credential chain (refreshed role credentials included); ``none`` is
+    plain HTTP(S) for a local node. ``timeout`` is the per-request timeout in seconds.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"the OpenSearch URL must be http(s)://host[:port], not {url!r}")
+    use_ssl = parts.scheme == "https"
+    host: dict[str, Any] = {
+        "host": parts.hostname,
+        "port": parts.port or (443 if use_ssl else 80),
+    }
+    if parts.path.strip("/"):
+        host["url_prefix"] = parts.path.rstrip("/")
+    common: dict[str, Any] = {
+        "hosts": [host],
+        "use_ssl": use_ssl,
+        "verify_certs": use_ssl,
+        "ssl_show_warn": use_ssl,
+        "timeout": timeout,
+        "max_retries": 2,
+        "retry_on_timeout": False,
+        "retry_on_status": (502, 503, 504),
+    }
+    if auth == "none":
+        return OpenSearch(connection_class=Urllib3HttpConnection, **common)
+    if auth != "sigv4":
+        raise ValueError(f"unknown OpenSearch auth {auth!r}; use 'sigv4' or 'none'")
+    import boto3
+
+    session = boto3.Session()
+    credentials = session.get_credentials()
+    if credentials is None:
+        raise ValueError("no AWS credentials found to sign OpenSearch requests (sigv4)")
+    signing_region = region or session.region_name
+    if not signing_region:
+        raise ValueError("an AWS region is needed to sign OpenSearch requests (sigv4)")
+    return OpenSearch(
+        http_auth=AWSV4SignerAuth(credentials, signing_region, "es"),
+        connection_class=RequestsHttpConnection,
+        **common,
+    )
+
+
+def _describe_host(client: OpenSearch) -> str:
+    try:
+        first = client.transport.hosts[0]
+        return f"{first['host']}:{first['port']}"
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return "the configured OpenSearch host"
+
+
+class _BulkAction:
+    __slots__ = ("lines", "size")
+
+    def __init__(self, *parts: Mapping[str, Any]) -> None:
+        self.lines = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in parts)
+        self.size = len(self.lines.encode("utf-8"))
+
+
+class OpenSearchIndex:
+    """memvault's SearchIndex on one OpenSearch index shared by every account."""
+
+    def __init__(self, client: OpenSearch, index: str, *, refresh: str = "wait_for") -> None:
+        if refresh not in _REFRESH_VALUES:
+            raise ValueError(f"refresh must be one of {_REFRESH_VALUES}, not {refresh!r}")
+        self.client = client
+        self.index = index
+        self.refresh = refresh
+        self.host = _describe_host(client)
+        self._exists = False  # set once the index is seen, so writes never auto-create it
+
+    # ------------------------------------------------------------------ admin
+    def create_index(self, *, shards: int = 1, replicas: int | None = None) -> bool:
+        """Create the index with memvault's mapping if it is missing. True when created."""
+        with self._errors():
+            if self.client.indices.exists(index=self.index):
+                self._exists = True
+                return False
+            body = json.loads(json.dumps(INDEX_BODY))
+            body["settings"]["index"]["number_of_shards"] = shards
+            if replicas is not None:
+                body["settings"]["index"]["number_of_replicas"] = replicas
+            try:
+                self.client.indices.create(index=self.index, body=body)
+            except RequestError as exc:
+                if exc.error != "resource_already_exists_exception":
+                    raise
+                self._exists = True
+                return False  # created concurrently
+        self._exists = True
+        return True
+
+    def drop_index(self) -> None:
+        """Drop the index and everything in it (tests, teardown). Missing is fine."""
+        with self._errors():
+            self.client.indices.delete(index=self.index, ignore_unavailable=True)
+        self._exists = False
+
+    def check(self) -> None:
+        """Raise ServiceUnavailable unless the node answers and the index exists."""
+        try:
+            with self._errors():
+                exists = bool(self.client.indices.exists(index=self.index))
+        except ServiceUnavailable as exc:
+            if exc.code == "search_index_missing":
+                raise
+            raise ServiceUnavailable(
+                f"the search engine at {self.host} is unreachable or failing, so the search"
+                f" index {self.index!r} cannot be checked ({exc.__cause__.__class__.__name__})",
+                code="search_unavailable",
+                index=self.index,
+                host=self.host,
+            ) from exc.__cause__
+        if not exists:
+            raise self._missing()
+        self._exists = True
+
+    # ------------------------------------------------------------------ writes
+    def upsert(self, account_id: str, docs: Sequence[SearchDoc]) -> None:
+        if not docs:
+            return
+        actions = [
+            _BulkAction(
+                {"index": {"_id": doc_id(account_id, d.path), "routing": account_id}},
+                self._source(account_id, d),
+            )
+            for d in docs
+        ]
+        self._bulk(actions, "update the search index")
+
+    def delete(self, account_id: str, paths: Collection[str]) -> None:
+        if not paths:
+            return
+        actions = [
+            _BulkAction({"delete": {"_id": doc_id(account_id, p), "routing": account_id}})
+            for p in dict.fromkeys(paths)
+        ]
+        self._bulk(actions, "remove notes from the search index")
+
+    def set_inbound(self, account_id: str, counts: Mapping[str, int]) -> None:
+        if not counts:
+            return
+        actions = [
+            _BulkAction(
+                {
+                    "update": {
+                        "_id": doc_id(account_id, p),
+                        "routing": account_id,
+                        "retry_on_conflict": 3,
+                    }
+                },
+                {"doc": {"inbound_links": max(0, int(n))}},
+            )
+            for p, n in counts.items()
+        ]
+        self._bulk(actions, "update link counts in the search index")
+
+    def clear(self, account_id: str) -> None:
+        with self._errors():
+            resp = self.client.delete_by_query(
+                index=self.index,
+                body={"query": {"bool": {"filter": [{"term": {"account": account_id}}]}}},
+                routing=account_id,
+                conflicts="proceed",
+                refresh=self.refresh != "false",
+                request_timeout=max(CLEAR_TIMEOUT_S, self._timeout()),
+            )
+        failures = resp.get("failures") or []
+        if failures or resp.get("timed_out"):
+            log.error(
+                "search index clear failed",
+                extra={"account_id": account_id, "failures": failures[:3]},
+            )
+            raise ServiceUnavailable(UNAVAILABLE_MESSAGE, code="search_unavailable")
+
+    # ------------------------------------------------------------------ search
+    def search(self, account_id: str, query: SearchQuery, *, now: float) -> list[SearchHit]:
+        terms = query_terms.search_terms(query.text)
+        if not terms or query.limit <= 0:
+            return []
+        body = self.search_body(account_id, query, terms, now=now)
+        with self._errors(searching=True):
+            resp = self.client.search(index=self.index, body=body, routing=account_id)
+        return [self._hit(h) for h in resp["hits"]["hits"]]
+
+    def search_body(
+        self,
+        account_id: str,
+        query: SearchQuery,
+        terms: Sequence[str],
+        *,
+        now: float,
+        scored: bool = True,
+    ) -> dict[str, Any]:
+        """The request body of a search; ``scored=False`` leaves out the multiplier
+        (relevance alone: what the ranking formula multiplies)."""
+        relevance = self._relevance_query(account_id, query, terms)
+        if scored:
+            script = {
+                "lang": "painless",
+                "source": RANKING_SCRIPT,
+                "params": {
+                    "now": float(now),
+                    "seconds_per_day": float(ranking.SECONDS_PER_DAY),
+                    "half_life_days": float(ranking.RECENCY_HALF_LIFE_DAYS),
+                    "link_saturation": float(ranking.LINK_SATURATION),
+                    "recency_weight": float(ranking.RECENCY_WEIGHT),
+                    "link_weight": float(ranking.LINK_WEIGHT),
+                },
+            }
+            top: dict[str, Any] = {
+                "function_score": {
+                    "query": relevance,
+                    "functions": [{"script_score": {"script": script}}],
+                    "boost_mode": "multiply",
+                }
+            }
+        else:
+            top = relevance
+        return {
+            "query": top,
+            "size": query.limit,
+            "sort": [{"_score": {"order": "desc"}}, {"path.keyword": {"order": "asc"}}],
+            "track_total_hits": False,
+            "_source": _SOURCE_FIELDS,
+            "highlight": {
+                "type": "unified",
+                "encoder": "html",
+                "pre_tags": [SNIPPET_OPEN],
+                "post_tags": [SNIPPET_CLOSE],
+                "fields": {
+                    "body": {
+                        "fragment_size": SNIPPET_CHARS,
+                        "number_of_fragments": 1,
+                        "no_match_size": SNIPPET_CHARS,
+                    }
+                },
+            },
+        }
+
+    # ------------------------------------------------------------------ internals
+    def _relevance_query(
+        self, account_id: str, query: SearchQuery, terms: Sequence[str]
+    ) -> dict[str, Any]:
+        filters: list[dict[str, Any]] = [{"term": {"account": account_id}}]
+        if query.folder:
+            filters.append({"prefix": {"path.keyword": {"value": query.folder}}})
+        if query.tag and (tag := _tag_filter(query.tag)):
+            filters.append({"term": {"tag_keys": tag}})
+        fields = [f"{name}^{weight}" for name, weight in ranking.FIELD_WEIGHTS.items()]
+        return {
+            "bool": {
+                "filter": filters,
+                "must": [
+                    {
+                        "multi_match": {
+                            "query": " ".join(terms),
+                            "fields": fields,
+                            "type": "most_fields",
+                            "operator": "or",
+                        }
+                    }
+                ],
+            }
+        }
+
+    @staticmethod
+    def _source(account_id: str, doc: SearchDoc) -> dict[str, Any]:
+        return {
+            "account": account_id,
+            "note_id": doc.note_id,
+            "path": doc.path,
+            "title": doc.title,
+            "tags": list(doc.tags),
+            "tag_keys": tag_keys(doc.tags),
+            "body": doc.body,
+            "updated_at": float(doc.updated_at),
+            "inbound_links": max(0, int(doc.inbound_links)),
+        }
+
+    @staticmethod
+    def _hit(hit: Mapping[str, Any]) -> SearchHit:
+        src = hit["_source"]
+        fragments = (hit.get("highlight") or {}).get("body") or []
+        score = hit.get("_score")
+        if score is None:  # sorted by _score, so it is always tracked; be safe anyway
+            sort = hit.get("sort") or [0.0]
+            score = sort[0]
+        return SearchHit(
+            note_id=str(src["note_id"]),
+            path=str(src["path"]),
+            title=str(src.get("title") or ""),
+            tags=tuple(str(t) for t in src.get("tags") or ()),
+            score=float(score),
+            snippet=str(fragments[0]) if fragments else "",
+            updated_at=float(src["updated_at"]),
+        )
+
+    def _timeout(self) -> float:
+        try:
+            return float(self.client.transport.kwargs.get("timeout") or 0.0)
+        except (AttributeError, TypeError, ValueError):
+            return 0.0
+
+    def _missing(self) -> ServiceUnavailable:
+        return ServiceUnavailable(
+            f"the search index {self.index!r} does not exist on {self.host};"
+            " run `memvault init-search`",
+            code="search_index_missing",
+            index=self.index,
+            host=self.host,
+        )
+
+    @contextmanager
+    def _errors(self, *, searching: bool = False) -> Iterator[None]:
+        """OpenSearch failures as memvault errors (never an engine error to the user)."""
+        try:
+            yield
+        except NotFoundError as exc:
+            if exc.error == "index_not_found_exception":
+                self._exists = False
+                raise self._missing() from exc
+            log.error("search engine 404", extra={"index": self.index, "error": str(exc)})
+            raise ServiceUnavailable(UNAVAILABLE_MESSAGE, code="search_unavailable") from exc
+        except RequestError as exc:
+            log.error("search engine refused a request", extra={"error": str(exc)[:2000]})
+            if searching:
+                raise InvalidInput(
+                    "the search text could not be searched", code="invalid_query"
+                ) from exc
+            raise ServiceUnavailable(UNAVAILABLE_MESSAGE, code="search_unavailable") from exc
+        except OpenSearchException as exc:
+            # ConnectionError, ConnectionTimeout, TransportError (5xx, 429, 401/403)...
+            log.warning(
+                "search engine unavailable",
+                extra={"index": self.index, "host": self.host, "error": str(exc)[:500]},
+            )
+            raise ServiceUnavailable(
+                UNAVAILABLE_MESSAGE, code="search_unavailable", index=self.index, host=self.host
+            ) from exc
+
+    def _ensure_index(self) -> None:
+        # Writing to a missing index would auto-create it with a dynamic (wrong) mapping.
+        if not self._exists:
+            self.check()
+
+    def _bulk(self, actions: Sequence[_BulkAction], what: str) -> None:
+        self._ensure_index()
+        pending = list(actions)
+        for attempt in range(BULK_RETRIES + 1):
+            retry: list[_BulkAction] = []
+            failed: list[Mapping[str, Any]] = []
+            chunks = list(_chunks(pending))
+            for number, chunk in enumerate(chunks):
+                # Every action of a call shares one routing value, so one shard: the
+                # refresh after the last chunk makes all of them visible.
+                last = number == len(chunks) - 1
+                with self._errors():
+                    resp = self.client.bulk(
+                        index=self.index,
+                        body="".join(a.lines for a in chunk),
+                        refresh=self.refresh if last else "false",
+                    )
+                if not resp.get("errors"):
+                    continue
+                for action, item in zip(chunk, resp["items"], strict=True):
+                    op, result = next(iter(item.items()))
+                    status = int(result.get("status", 0))
+                    if status < 300:
+                        continue
+                    if status == 404 and op in ("delete", "update"):
+                        continue  # already gone / not indexed: nothing to do
+                    if status == 429:
+                        retry.append(action)
+                    else:
+                        failed.append(result)
+            if failed:
+                log.error(
+                    "search bulk request partly failed",
+                    extra={"what": what, "failed": len(failed), "first": failed[0]},
+                )
+                raise ServiceUnavailable(
+                    UNAVAILABLE_MESSAGE, code="search_unavailable", index=self.index
+                )
+            if not retry:
+                return
+            pending = retry
+            if attempt < BULK_RETRIES:
+                time.sleep(BULK_BACKOFF_S * 2**attempt)
+        log.error("search bulk request throttled", extra={"what": what, "left": len(pending)})
+        raise ServiceUnavailable(UNAVAILABLE_MESSAGE, code="search_unavailable", index=self.index)
+
+
+def _chunks(actions: Sequence[_BulkAction]) -> Iterator[list[_BulkAction]]:
+    chunk: list[_BulkAction] = []
+    size = 0
+    for action in actions:
+        if chunk and size + action.size > BULK_MAX_BYTES:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(action)
+        size += action.size
+    if chunk:
+        yield chunk

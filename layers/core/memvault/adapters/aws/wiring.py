@@ -1,0 +1,68 @@
+"""Builds the AWS backend's adapters from settings, and checks its resources exist.
+
+A missing table, bucket or search index is reported at startup with its name, rather
+than as an obscure error on the first request.
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from memvault.adapters.aws.bodies import BodyStore
+from memvault.adapters.aws.budgets import DynamoRateLimiter
+from memvault.adapters.aws.clients import error_code, make_client
+from memvault.adapters.aws.dynamo import Table
+from memvault.adapters.aws.search import OpenSearchIndex
+from memvault.adapters.aws.search import make_client as make_search_client
+from memvault.adapters.aws.store import DynamoVaultStore
+from memvault.domain.budgets import BucketPolicy
+from memvault.errors import ServiceUnavailable
+from memvault.settings import Settings
+
+
+def build(
+    settings: Settings, policy: BucketPolicy, *, check: bool = True
+) -> tuple[DynamoVaultStore, OpenSearchIndex, DynamoRateLimiter]:
+    ddb = make_client("dynamodb", settings.aws_region, settings.dynamodb_endpoint)
+    s3 = make_client("s3", settings.aws_region, settings.s3_endpoint)
+    table = Table(ddb, settings.table)
+    bodies = BodyStore(s3, settings.bucket)
+    if not settings.opensearch_url:
+        raise ServiceUnavailable(
+            "MEMVAULT_OPENSEARCH_URL is not set; the AWS backend needs a search domain",
+            code="search_not_configured",
+        )
+    search_client = make_search_client(
+        settings.opensearch_url,
+        auth=settings.opensearch_auth,
+        region=settings.aws_region,
+        timeout=settings.opensearch_timeout,
+    )
+    index = OpenSearchIndex(
+        search_client, settings.opensearch_index, refresh=settings.opensearch_refresh
+    )
+    if check:
+        check_resources(ddb, s3, settings)
+        index.check()
+    return DynamoVaultStore(table, bodies), index, DynamoRateLimiter(table, policy)
+
+
+def check_resources(ddb: object, s3: object, settings: Settings) -> None:
+    try:
+        ddb.describe_table(TableName=settings.table)  # type: ignore[attr-defined]
+    except ClientError as exc:
+        if error_code(exc) == "ResourceNotFoundException":
+            raise ServiceUnavailable(
+                f"the DynamoDB table {settings.table!r} does not exist (MEMVAULT_TABLE)",
+                code="table_missing",
+            ) from exc
+        raise
+    try:
+        s3.head_bucket(Bucket=settings.bucket)  # type: ignore[attr-defined]
+    except ClientError as exc:
+        if error_code(exc) in ("404", "NoSuchBucket", "NotFound"):
+            raise ServiceUnavailable(
+                f"the S3 bucket {settings.bucket!r} does not exist (MEMVAULT_BUCKET)",
+                code="bucket_missing",
+            ) from exc
+        raise

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test: starts the local OpenSearch node the AWS tier needs, runs pytest,
+# stops the node. Where Java or Maven is missing, the AWS tier is skipped and this
+# says so plainly; under CI=true a missing node is a failure, never a skip.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+export OPENSEARCH_PORT="${OPENSEARCH_PORT:-9260}"
+export OPENSEARCH_PIDFILE="${OPENSEARCH_PIDFILE:-$PWD/scripts/opensearch/.test-node.pid}"
+ci="$(echo "${CI:-}" | tr '[:upper:]' '[:lower:]')"
+
+stop_node() { bash scripts/opensearch/stop.sh >/dev/null 2>&1 || true; }
+
+bash scripts/opensearch/start.sh
+status=$?
+if [ "$status" -eq 0 ]; then
+  trap stop_node EXIT
+  export MEMVAULT_TEST_OPENSEARCH_URL="http://127.0.0.1:$OPENSEARCH_PORT"
+elif [ "$status" -eq 3 ]; then
+  if [ "$ci" = "true" ]; then
+    echo "CI: the OpenSearch node is required (see the message above)" >&2
+    exit 1
+  fi
+  echo "NOTE: the AWS backend tier (DynamoDB/S3 on moto + OpenSearch) is SKIPPED: see above." >&2
+else
+  echo "the OpenSearch node failed to start (see the log above)" >&2
+  exit 1
+fi
+
+.venv/bin/pytest "$@"
