@@ -239,3 +239,11 @@ def test_write_budget_is_shared_by_surfaces(services: Services, clock: FakeClock
         services.vault.write(rest, "one-more.md", "x")
     with pytest.raises(RateLimited):
         services.vault.write(mcp, "one-more.md", "x")
+
+
+def test_snippets_are_escaped_text_with_marked_hits(services: Services, user: Caller) -> None:
+    services.vault.write(user, "x.md", "a <script>alert(1)</script> note about <mark>kiwi</mark>")
+    [hit] = services.vault.search(user, "kiwi")
+    assert "<script>" not in hit.snippet and "&lt;script&gt;" in hit.snippet
+    assert "<mark>kiwi</mark>" in hit.snippet
+    assert "&lt;mark&gt;" in hit.snippet  # the note's own tag stays text

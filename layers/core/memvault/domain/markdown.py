@@ -164,11 +164,16 @@ def _jsonable(value: object, budget: list[int], active: set[int]) -> object:
     return str(value)
 
 
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load_frontmatter(yaml_text: str) -> tuple[dict[str, object], str | None]:
     if len(yaml_text.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
         return {}, f"frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB; not parsed"
     try:
-        loaded = yaml.safe_load(yaml_text)
+        # The safe loader only (no arbitrary Python objects), in libyaml's C build when
+        # PyYAML has it: about 7x faster, which dominates a large import.
+        loaded = yaml.load(yaml_text, Loader=_SAFE_LOADER)
     except yaml.MarkedYAMLError as exc:
         where = ""
         if exc.problem_mark is not None:

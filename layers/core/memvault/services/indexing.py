@@ -20,6 +20,7 @@ from memvault.domain.models import (
     MoveNote,
     Note,
     NoteChange,
+    PutNote,
     SearchDoc,
 )
 from memvault.ports import CommitResult, SearchIndex, VaultStore
@@ -110,11 +111,11 @@ class IndexSync:
                 touched_keys.update(link.target_key for link in prior.links)
         for note in written.values():
             touched_names.add(paths.name_key(note.path))
-            touched_keys.update(
-                link.target_key for link in md.parse_note(note.path, note.markdown).links
-            )
         for change in changes:
-            if isinstance(change, MoveNote):
+            # A put carries its parsed links; a moved note links where it did before.
+            if isinstance(change, PutNote):
+                touched_keys.update(link.target_key for link in change.links)
+            elif isinstance(change, MoveNote):
                 touched_names.add(paths.name_key(change.new_path))
         resolve = self.links.resolver(account_id, touched_keys)
         affected: set[str] = set(written)

@@ -15,6 +15,7 @@ later match can reach the top (``_top``), then stored fields and snippets of the
 
 from __future__ import annotations
 
+import html
 import json
 import sqlite3
 from collections.abc import Collection, Mapping, Sequence
@@ -24,23 +25,41 @@ from memvault.domain import query as query_terms
 from memvault.domain import ranking
 from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
 
+# search_rows holds what ranking and filters read (small rows, cheap to update: a new
+# inbound-link count rewrites 50 bytes, not the note's whole FTS5 document);
+# search_fts holds the text, with the same rowid.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS search_rows (
     rowid INTEGER PRIMARY KEY,
     account_id TEXT NOT NULL,
     path TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    inbound INTEGER NOT NULL,
+    tag_keys TEXT NOT NULL,
     UNIQUE (account_id, path)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
     account, path, title, tags, body,
-    note_id UNINDEXED, updated_at UNINDEXED, inbound UNINDEXED, tag_keys UNINDEXED,
-    tags_json UNINDEXED,
+    note_id UNINDEXED, tags_json UNINDEXED,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
 
-SNIPPET_OPEN = "<mark>"
-SNIPPET_CLOSE = "</mark>"
+# Snippets are HTML-escaped note text with <mark> around the hits (as OpenSearch's
+# html encoder gives), so a page can show them as they are and a note's own "<mark>" or
+# "<script>" stays text. FTS5 marks hits with private-use characters, escaped around.
+SNIPPET_OPEN = "\ue000"
+SNIPPET_CLOSE = "\ue001"
+
+
+def _snippet_html(raw: str) -> str:
+    return (
+        html.escape(raw, quote=False)
+        .replace(SNIPPET_OPEN, "<mark>")
+        .replace(SNIPPET_CLOSE, "</mark>")
+    )
+
+
 _BODY_COLUMN = 4
 # Pending index data FTS5 holds in memory before writing a segment (its default is 1 MiB).
 # Larger means fewer, larger segments from a bulk load: a 10k-note import indexes ~30%
@@ -98,8 +117,8 @@ class SqliteSearchIndex:
         self.db = db
         db.add_schema(SCHEMA)
         self._bm25 = _bm25_sql()
-        self._score = _score_sql(self._bm25)
-        self._candidate_score = _score_sql("c.bm25", "f.")
+        self._score = _score_sql(self._bm25, "r.")
+        self._candidate_score = _score_sql("c.bm25", "r.")
         self._configure()
 
     def _configure(self) -> None:
@@ -127,16 +146,27 @@ class SqliteSearchIndex:
                 ).fetchone()
                 if row is None:
                     rowid = conn.execute(
-                        "INSERT INTO search_rows (account_id, path) VALUES (?, ?)",
-                        (account_id, doc.path),
+                        "INSERT INTO search_rows (account_id, path, updated_at, inbound,"
+                        " tag_keys) VALUES (?, ?, ?, ?, ?)",
+                        (
+                            account_id,
+                            doc.path,
+                            doc.updated_at,
+                            doc.inbound_links,
+                            _tag_keys(doc.tags),
+                        ),
                     ).lastrowid
                 else:
                     rowid = row[0]
+                    conn.execute(
+                        "UPDATE search_rows SET updated_at = ?, inbound = ?, tag_keys = ?"
+                        " WHERE rowid = ?",
+                        (doc.updated_at, doc.inbound_links, _tag_keys(doc.tags), rowid),
+                    )
                     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
                 conn.execute(
                     "INSERT INTO search_fts (rowid, account, path, title, tags, body, note_id,"
-                    " updated_at, inbound, tag_keys, tags_json)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " tags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rowid,
                         account_id,
@@ -145,9 +175,6 @@ class SqliteSearchIndex:
                         " ".join(doc.tags),
                         doc.body,
                         doc.note_id,
-                        doc.updated_at,
-                        doc.inbound_links,
-                        _tag_keys(doc.tags),
                         json.dumps(doc.tags),
                     ),
                 )
@@ -169,16 +196,11 @@ class SqliteSearchIndex:
         if not counts:
             return
         with self.db.transaction() as conn:
-            for path, count in counts.items():
-                row = conn.execute(
-                    "SELECT rowid FROM search_rows WHERE account_id = ? AND path = ?",
-                    (account_id, path),
-                ).fetchone()
-                if row is not None:
-                    conn.execute(
-                        "UPDATE search_fts SET inbound = ? WHERE rowid = ? AND inbound != ?",
-                        (count, row[0], count),
-                    )
+            conn.executemany(
+                "UPDATE search_rows SET inbound = ? WHERE account_id = ? AND path = ?"
+                " AND inbound != ?",
+                [(count, account_id, path, count) for path, count in counts.items()],
+            )
 
     def search(self, account_id: str, query: SearchQuery, *, now: float) -> list[SearchHit]:
         terms = query_terms.search_terms(query.text)
@@ -211,8 +233,8 @@ class SqliteSearchIndex:
                 path=r["path"],
                 title=r["title"],
                 tags=tuple(json.loads(r["tags_json"])),
-                score=round(float(score), 6),
-                snippet=r["snippet"],
+                score=float(score),
+                snippet=_snippet_html(r["snippet"]),
                 updated_at=float(r["updated_at"]),
             )
             for rowid, score, _ in top
@@ -233,28 +255,28 @@ class SqliteSearchIndex:
         """(rowid, score, path) of the best ``query.limit`` matches, best first: the answer
         of ``ORDER BY score DESC, path LIMIT n`` over every match that passes the filters."""
         params: dict[str, object] = {"match": match, "account": account_id, "now": now}
-        conditions = ["{row}account = :account"]
+        conditions = ["r.account_id = :account"]
         if query.folder:
-            conditions.append("substr({row}path, 1, :folder_len) = :folder")
+            conditions.append("substr(r.path, 1, :folder_len) = :folder")
             params.update(folder=query.folder, folder_len=len(query.folder))
         if query.tag:
             tag = query.tag.casefold().lstrip("#")
             conditions.append(
-                "(instr({row}tag_keys, :tag_exact) > 0 OR instr({row}tag_keys, :tag_nested) > 0)"
+                "(instr(r.tag_keys, :tag_exact) > 0 OR instr(r.tag_keys, :tag_nested) > 0)"
             )
             params.update(tag_exact=f"\t{tag}\t", tag_nested=f"\t{tag}/")
+        where = " AND ".join(conditions)
         # A folder or tag filter can reject most of the leading matches, so walking them
         # rarely settles anything: such searches rank in SQL directly.
         if not (query.folder or query.tag):
-            where = " AND ".join(c.format(row="f.") for c in conditions)
             found = self._walk(conn, match, where, params, query.limit)
             if found is not None:
                 return found
         rows = conn.execute(
-            f"SELECT rowid, {self._score} AS score, path FROM search_fts"
-            " WHERE search_fts MATCH :match AND "
-            + " AND ".join(c.format(row="") for c in conditions)
-            + " ORDER BY score DESC, path LIMIT :limit",
+            f"SELECT search_fts.rowid, {self._score} AS score, r.path FROM search_fts"
+            " JOIN search_rows AS r ON r.rowid = search_fts.rowid"
+            f" WHERE search_fts MATCH :match AND {where}"
+            " ORDER BY score DESC, r.path LIMIT :limit",
             {**params, "limit": query.limit},
         ).fetchall()
         return [(int(r[0]), float(r[1]), str(r[2])) for r in rows]
@@ -321,8 +343,8 @@ class SqliteSearchIndex:
             bound[f"b{i}"] = bm25
         rows = conn.execute(
             f"WITH c(rid, bm25) AS (VALUES {values})"
-            f" SELECT c.rid, {self._candidate_score} AS score, f.path FROM c"
-            f" JOIN search_fts AS f ON f.rowid = c.rid WHERE {where}",
+            f" SELECT c.rid, {self._candidate_score} AS score, r.path FROM c"
+            f" JOIN search_rows AS r ON r.rowid = c.rid WHERE {where}",
             bound,
         ).fetchall()
         return [(int(r[0]), float(r[1]), str(r[2])) for r in rows]
@@ -339,9 +361,10 @@ class SqliteSearchIndex:
             return {}
         marks = ", ".join("?" * len(rowids))
         rows = conn.execute(
-            "SELECT rowid, note_id, path, title, tags_json, updated_at,"
+            "SELECT f.rowid, f.note_id, f.path, f.title, f.tags_json, r.updated_at,"
             f" snippet(search_fts, {_BODY_COLUMN}, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '…', 16)"
-            f" AS snippet FROM search_fts WHERE search_fts MATCH ? AND rowid IN ({marks})",
+            " AS snippet FROM search_fts AS f JOIN search_rows AS r ON r.rowid = f.rowid"
+            f" WHERE search_fts MATCH ? AND f.rowid IN ({marks})",
             (any_term, *rowids),
         ).fetchall()
         return {int(r["rowid"]): r for r in rows}

@@ -659,7 +659,9 @@ class SqliteVaultStore:
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
                 "SELECT name_key, path FROM notes WHERE account_id = ? AND deleted_at IS NULL"
-                f" AND name_key IN ({marks}) ORDER BY path",
+                # "+path": sort the few rows found; a plain ORDER BY path makes SQLite walk
+                # the whole account by the path index instead of using notes_by_name.
+                f" AND name_key IN ({marks}) ORDER BY +path",
                 [account_id, *chunk],
             ).fetchall()
             for r in rows:
