@@ -42,21 +42,23 @@ def reference(db: Database, account_id: str, query: SearchQuery, now: float) -> 
         + " OR ".join(q(t) for t in terms)
         + ")"
     )
-    clauses = ["search_fts MATCH :match", "account = :account"]
+    clauses = ["search_fts MATCH :match", "r.account_id = :account"]
     params: dict[str, object] = {"match": match, "account": account_id, "now": now}
     params["limit"] = query.limit
     if query.folder:
-        clauses.append("substr(path, 1, :folder_len) = :folder")
+        clauses.append("substr(r.path, 1, :folder_len) = :folder")
         params.update(folder=query.folder, folder_len=len(query.folder))
     if query.tag:
         tag = query.tag.casefold().lstrip("#")
-        clauses.append("(instr(tag_keys, :tag_exact) > 0 OR instr(tag_keys, :tag_nested) > 0)")
+        clauses.append("(instr(r.tag_keys, :tag_exact) > 0 OR instr(r.tag_keys, :tag_nested) > 0)")
         params.update(tag_exact=f"\t{tag}\t", tag_nested=f"\t{tag}/")
-    score = search._score_sql(search._bm25_sql())
+    score = search._score_sql(search._bm25_sql(), "r.")
+    marks = f"'{search.SNIPPET_OPEN}', '{search.SNIPPET_CLOSE}'"
     sql = (
-        f"SELECT note_id, path, title, tags_json, updated_at, {score} AS score,"
-        " snippet(search_fts, 4, '<mark>', '</mark>', '…', 16) AS snippet"
-        f" FROM search_fts WHERE {' AND '.join(clauses)} ORDER BY score DESC, path LIMIT :limit"
+        f"SELECT note_id, r.path AS path, title, tags_json, r.updated_at AS updated_at,"
+        f" {score} AS score, snippet(search_fts, 4, {marks}, '…', 16) AS snippet"
+        " FROM search_fts JOIN search_rows AS r ON r.rowid = search_fts.rowid"
+        f" WHERE {' AND '.join(clauses)} ORDER BY score DESC, r.path LIMIT :limit"
     )
     return [
         SearchHit(
@@ -64,8 +66,8 @@ def reference(db: Database, account_id: str, query: SearchQuery, now: float) -> 
             path=r["path"],
             title=r["title"],
             tags=tuple(json.loads(r["tags_json"])),
-            score=round(float(r["score"]), 6),
-            snippet=r["snippet"],
+            score=float(r["score"]),
+            snippet=search._snippet_html(r["snippet"]),
             updated_at=float(r["updated_at"]),
         )
         for r in db.connection().execute(sql, params).fetchall()
