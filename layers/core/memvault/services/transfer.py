@@ -14,7 +14,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import IO
 
 from memvault.domain import paths
@@ -22,7 +22,8 @@ from memvault.domain.budgets import Bucket
 from memvault.domain.models import MAX_NOTE_BYTES, Limits, NoteChange
 from memvault.errors import InvalidPath, QuotaExceeded, TooLarge, Unprocessable
 from memvault.services.context import Caller
-from memvault.services.vault import VaultService, build_put
+from memvault.services.parsing import build_puts
+from memvault.services.vault import VaultService, sha256_text
 
 # Called with (done, total) as an import or export makes progress.
 Progress = Callable[[int, int], None]
@@ -268,24 +269,25 @@ class TransferService:
         limits = account.limits if account else Limits()
         count = account.note_count if account else 0
         total_bytes = account.total_bytes if account else 0
-        changes: list[NoteChange] = []
+        # (path, markdown, expected version) of each note to write; parsed after the loop.
+        to_write: list[tuple[str, str, int]] = []
         for done, entry in enumerate(entries, start=1):
             markdown = self._read(zf, entry)
-            put = build_put(entry.path, markdown)
+            size = len(markdown.encode("utf-8"))
             current = existing.get(paths.path_key(entry.path))
             if current is None:
                 report.created += 1
                 count += 1
-                total_bytes += put.size
-                changes.append(replace(put, expected_version=0))
-            elif current.sha256 == put.sha256:
-                report.unchanged += 1
+                total_bytes += size
+                to_write.append((entry.path, markdown, 0))
+            elif current.sha256 == sha256_text(markdown):
+                report.unchanged += 1  # not even parsed: nothing about it changes
             else:
                 # Update the vault's note at its own spelling of the path, and only if it
                 # is still the version we compared against.
                 report.updated += 1
-                total_bytes += put.size - current.size
-                changes.append(build_put(current.path, markdown, expected_version=current.version))
+                total_bytes += size - current.size
+                to_write.append((current.path, markdown, current.version))
             if progress:
                 progress(done, len(entries))
         if count > limits.max_notes and count > (account.note_count if account else 0):
@@ -300,7 +302,7 @@ class TransferService:
                 f" of notes; its limit is {limits.max_bytes} bytes",
                 code="vault_byte_limit",
             )
-        return changes
+        return list(build_puts(to_write))
 
     # ------------------------------------------------------------------ export
     def export_zip(
