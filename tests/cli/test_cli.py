@@ -536,7 +536,7 @@ def test_reindex_rebuilds_the_local_index(cli: Cli, tmp_path: Path) -> None:
     assert cli.json("search", "apples") == []
     result = run_memvault("reindex", env=env, cwd=cli.cwd)
     assert result.code == 0, str(result)
-    assert result.stdout.strip() == "reindexed 4 notes"
+    assert result.stdout.strip() == "reindexed 4 notes of account local"
     assert len(cli.json("search", "apples")) == 3
 
     empty = run_memvault(

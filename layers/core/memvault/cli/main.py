@@ -266,26 +266,74 @@ def serve(
 
 
 @app.command()
-def reindex() -> None:
-    """Rebuild the local account's search index from storage (embedded backend)."""
+def reindex(
+    account: Annotated[
+        str | None,
+        typer.Option(help="Account id (default: the embedded install's local account)."),
+    ] = None,
+) -> None:
+    """Rebuild an account's search index (and link index) from storage, on this backend.
+
+    Runs against storage directly (MEMVAULT_BACKEND and its settings), not the server:
+    it is the repair tool for an index that fell behind or was lost.
+    """
     from memvault.container import get_services
+    from memvault.errors import MemvaultError
     from memvault.services.accounts import LOCAL_ACCOUNT_ID
     from memvault.settings import get_settings
 
     settings = get_settings()
-    if settings.backend != "sqlite":
-        _die("reindex works on the embedded backend only (MEMVAULT_BACKEND=sqlite)")
-    if not settings.sqlite_path.exists():
+    if settings.backend == "sqlite" and not settings.sqlite_path.exists():
         _die(
             f"no vault in {settings.data_dir}: run `memvault serve` once first,"
             " or point MEMVAULT_DATA_DIR at the data directory",
             1,
         )
-    services = get_services()
-    if services.store.get_account(LOCAL_ACCOUNT_ID) is None:
-        _die(f"no local account in {settings.data_dir}: run `memvault serve` once first", 1)
-    count = services.vault.reindex(LOCAL_ACCOUNT_ID)
-    out.print(f"reindexed {count} notes")
+    account_id = account or LOCAL_ACCOUNT_ID
+    try:
+        services = get_services()
+        if services.store.get_account(account_id) is None:
+            _die(f"no account {account_id!r} on this backend", 1)
+        count = services.vault.reindex(account_id)
+    except MemvaultError as exc:
+        _fail(exc)
+    out.print(Text(f"reindexed {count} notes of account {account_id}"))
+
+
+@app.command("init-search")
+def init_search(
+    replicas: Annotated[
+        int | None, typer.Option(help="Replica count (default: the domain's default).")
+    ] = None,
+) -> None:
+    """Create the OpenSearch index with memvault's mapping (AWS backend; idempotent)."""
+    from memvault.errors import MemvaultError
+    from memvault.settings import get_settings
+
+    settings = get_settings()
+    if settings.backend != "aws" or not settings.opensearch_url:
+        _die(
+            "init-search is for the AWS backend: set MEMVAULT_BACKEND=aws and"
+            " MEMVAULT_OPENSEARCH_URL",
+            2,
+        )
+    from memvault.adapters.aws.search import OpenSearchIndex, make_client
+
+    try:
+        index = OpenSearchIndex(
+            make_client(
+                settings.opensearch_url,
+                auth=settings.opensearch_auth,
+                region=settings.aws_region,
+                timeout=settings.opensearch_timeout,
+            ),
+            settings.opensearch_index,
+        )
+        created = index.create_index(replicas=replicas)
+    except MemvaultError as exc:
+        _fail(exc)
+    state = "created" if created else "already exists"
+    out.print(Text(f"search index {settings.opensearch_index!r} {state}"))
 
 
 # ---------------------------------------------------------------------- notes
