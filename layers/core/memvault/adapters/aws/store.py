@@ -307,20 +307,7 @@ class DynamoVaultStore:
         return max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
 
     def _note(self, account_id: str, item: Item) -> Note:
-        markdown = self.bodies.get(item["body"])
-        return Note(
-            id=item["note_id"],
-            path=item["path"],
-            title=item["title"],
-            tags=tuple(item.get("tags") or ()),
-            version=item["version"],
-            size=item["size"],
-            created_at=item["created_at"],
-            updated_at=item["updated_at"],
-            markdown=markdown,
-            sha256=item["sha256"],
-            deleted_at=item.get("deleted_at"),
-        )
+        return _note_from(item, self.bodies.get(item["body"]))
 
     def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
         item = self._note_item(account_id, path)
@@ -927,6 +914,7 @@ def _note_from(item: Item, markdown: str) -> Note:
         updated_at=item["updated_at"],
         markdown=markdown,
         sha256=item["sha256"],
+        deleted_at=item.get("deleted_at"),
     )
 
 
