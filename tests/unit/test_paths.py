@@ -216,7 +216,7 @@ _SEGMENT = st.text(
     ),
     min_size=1,
     max_size=20,
-).filter(lambda s: s not in (".", "..") and not (len(s) >= 2 and s[1] == ":"))
+).filter(lambda s: not s.startswith(".") and not (len(s) >= 2 and s[1] == ":"))
 _VALID_PATH = st.builds(
     lambda parts, name: "/".join([*parts, name + ".md"]),
     st.lists(_SEGMENT, max_size=4),
@@ -231,7 +231,7 @@ def _check_canonical(path: str) -> None:
     assert "\\" not in path and not path.startswith("/")
     assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in path)
     for segment in path.split("/"):
-        assert segment not in ("", ".", "..")
+        assert segment not in ("", ".", "..") and not segment.startswith(".")
         assert segment == segment.strip()
 
 
