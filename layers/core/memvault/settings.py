@@ -35,6 +35,14 @@ class Settings(BaseSettings):
     import_max_ratio: float = 200.0
     import_max_entries: int = 200_000
 
+    # MCP at /mcp: the Host header values it answers (DNS rebinding protection), comma
+    # separated; an entry without a port allows any port. Behind API Gateway or a
+    # custom domain, list those host names (the custom domain, the execute-api one).
+    mcp_allowed_hosts: str = "localhost,127.0.0.1,[::1]"
+    # Origin values allowed besides those whose host is an allowed host (comma separated,
+    # e.g. "https://app.example.com"). Requests without an Origin (not from a browser) pass.
+    mcp_allowed_origins: str = ""
+
     # AWS backend (MEMVAULT_BACKEND=aws).
     aws_region: str | None = None
     table: str = "memvault"

@@ -12,6 +12,7 @@ from memvault import __version__
 from memvault.api import errors
 from memvault.api.routers import keys, notes, transfer
 from memvault.container import Services, get_services
+from memvault.mcp.http import mcp_routes
 from memvault.observability import configure_logging, monotonic_ms
 
 log = logging.getLogger("memvault.http")
@@ -53,4 +54,6 @@ def create_app(services: Services | None = None) -> FastAPI:
     app.include_router(notes.router)
     app.include_router(transfer.router)
     app.include_router(keys.router)
+    # MCP at /mcp (and /mcp/): stateless streamable HTTP, see memvault.mcp.http.
+    app.router.routes.extend(mcp_routes(svc))
     return app

@@ -265,6 +265,41 @@ def serve(
     uvicorn.run(create_app(services), host=bind_host, port=bind_port, log_level="warning")
 
 
+@app.command("mcp")
+def mcp_stdio() -> None:
+    """Serve the memory tools over MCP on stdin/stdout, on the embedded vault.
+
+    For desktop MCP clients, which launch this command themselves. Acts for the local
+    account (created on first start, like `memvault serve`); stdout carries only the
+    protocol, everything else goes to stderr.
+    """
+    from pydantic import ValidationError
+
+    from memvault.container import get_services
+    from memvault.mcp.stdio import serve_stdio
+    from memvault.settings import get_settings
+
+    try:
+        if get_settings().backend != "sqlite":
+            _die(
+                "memvault mcp serves the embedded vault (MEMVAULT_BACKEND=sqlite); on the AWS"
+                " backend, point the MCP client at the server's /mcp URL instead"
+            )
+        services = get_services()
+        issued = services.accounts.bootstrap_local()
+    except ValidationError as exc:
+        _die(f"a MEMVAULT_* setting is invalid: {exc}")
+    except (OSError, sqlite3.Error) as exc:
+        _die(f"cannot open the data directory: {exc}", 1)
+    if issued is not None:
+        err.print(
+            "memvault: created the local account. Its admin key, shown this once, is"
+            f" {issued.secret} (for `memvault serve` and the REST API)."
+        )
+    err.print(Text(f"memvault: MCP on stdio, data in {services.settings.data_dir}"))
+    serve_stdio(services)
+
+
 @app.command()
 def reindex(
     account: Annotated[
