@@ -7,33 +7,14 @@ import unicodedata
 import zipfile
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 import pytest
 
 from memvault.domain.models import MAX_NOTE_BYTES
+from tests.api.helpers import error_of, url
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def url(path: str, suffix: str = "") -> str:
-    """The note's URL the way a client builds it (what the CLI does): percent-encoded."""
-    return "/v1/notes/" + quote(path, safe="/") + suffix
-
-
-def error_of(response: httpx.Response, status: int, code: str | None = None) -> dict[str, str]:
-    """Asserts the status and the exact error shape; returns the error object."""
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    body = response.json()
-    assert list(body) == ["error"]
-    error = body["error"]
-    assert set(error) == {"type", "code", "message"}
-    assert all(isinstance(v, str) and v for v in error.values())
-    if code is not None:
-        assert error["code"] == code, error
-    return dict(error)
 
 
 def put(c: httpx.Client, path: str, markdown: str, **headers: str) -> httpx.Response:
