@@ -292,9 +292,9 @@ class VaultService:
             check_note_size(target_path, rewritten)
             changes.append(build_put(target_path, rewritten, source.version))
         result = self.commit(caller, changes)
-        moved = result[0]
-        assert moved is not None
-        return self.store.get_note(account, new) or moved
+        # The note as it ended up at ``new``: rewritten (if it linked to itself) or moved.
+        moved = next(n for n in reversed(result) if n is not None and n.path == new)
+        return moved
 
     # ------------------------------------------------------------------ the commit path
     def commit(self, caller: Caller, changes: Sequence[NoteChange]) -> list[Note | None]:

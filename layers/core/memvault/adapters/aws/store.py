@@ -336,7 +336,7 @@ class DynamoVaultStore:
         more = False
         prefix = keys.NOTE_PREFIX + paths.fold(folder)
         for item in self.table.query(
-            keys.account_pk(account_id), prefix, start_after=start_after, limit=max(limit, 100)
+            keys.account_pk(account_id), prefix, start_after=start_after, limit=limit + 1
         ):
             if folder and not item["path"].startswith(folder):
                 continue  # the key prefix is case-folded; the folder filter is exact
