@@ -90,3 +90,23 @@ class ServiceUnavailable(MemvaultError):
 
     type = "service_unavailable"
     default_code = "dependency_unavailable"
+
+
+class PaymentRequired(MemvaultError):
+    """The account's balance or the key's spend cap cannot cover the request."""
+
+    type = "payment_required"
+    default_code = "insufficient_balance"
+
+
+class UpstreamFailed(MemvaultError):
+    """The model provider answered with a server error, garbage, or not at all."""
+
+    type = "upstream_error"
+    default_code = "upstream_error"
+
+
+class UpstreamTimeout(UpstreamFailed):
+    """The model provider did not answer in time."""
+
+    default_code = "upstream_timeout"

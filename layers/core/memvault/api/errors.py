@@ -23,6 +23,7 @@ log = logging.getLogger("memvault.api")
 STATUS_BY_ERROR: list[tuple[type[errors.MemvaultError], int]] = [
     (errors.InvalidInput, 400),
     (errors.Unauthenticated, 401),
+    (errors.PaymentRequired, 402),
     (errors.PermissionDenied, 403),
     (errors.NotFound, 404),
     (errors.Conflict, 409),
@@ -31,6 +32,8 @@ STATUS_BY_ERROR: list[tuple[type[errors.MemvaultError], int]] = [
     (errors.Unprocessable, 422),
     (errors.RateLimited, 429),
     (errors.ServiceUnavailable, 503),
+    (errors.UpstreamTimeout, 504),
+    (errors.UpstreamFailed, 502),
 ]
 
 _HTTP_TYPES = {
