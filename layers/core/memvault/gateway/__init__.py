@@ -1,0 +1,1 @@
+"""The inference gateway: recall and memory tool rounds in front of model providers."""

@@ -1,0 +1,210 @@
+"""What every API format adapter provides, and the shapes the tool-round engine works on.
+
+The engine (``memvault.gateway.engine``) never looks inside a request or response: it
+asks the format. Each format (OpenAI Chat Completions, Anthropic Messages) implements
+``ApiFormat`` once, for both directions:
+
+- requests: find the last user message, put the recall block ahead of it, add the memory
+  tools and the system note, continue a conversation with tool results;
+- responses: read a turn (text, tool calls, usage), build the one answer the client gets
+  after several rounds;
+- streams: a ``StreamTranslator`` turns several upstream streams (one per round) into one
+  continuous, valid client stream, buffering memory tool calls so they never reach it.
+
+Requests are plain JSON dicts on purpose: everything memvault does not change passes
+through untouched (unknown fields, images, other tools, tool_choice, metadata...).
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memvault.errors import MemvaultError
+from memvault.gateway.sse import SseEvent
+from memvault.tools import TOOL_NAMES, ToolResult
+
+Json = dict[str, Any]
+MEMORY_TOOL_NAMES = frozenset(TOOL_NAMES)
+# Tools that only read: in a turn that does not continue (mixed, or out of rounds) their
+# results could never reach the model, so they are dropped instead of run.
+READ_ONLY_TOOLS = frozenset({"memory_search", "memory_read", "memory_list"})
+# Between the texts of two rounds, so "Let me check." and "It is Tuesday." do not run
+# together; the same separator in streams and in whole responses.
+ROUND_TEXT_SEPARATOR = "\n\n"
+
+
+class MalformedResponse(Exception):
+    """An upstream answer that is not the format's response (garbage, wrong shape)."""
+
+
+@dataclass(slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments_json: str  # exactly what the model sent (Anthropic: its input, as JSON)
+
+    @property
+    def is_memory(self) -> bool:
+        return self.name in MEMORY_TOOL_NAMES
+
+    def arguments(self) -> object:
+        """The parsed arguments; ``None`` when the model sent nothing."""
+        if not self.arguments_json.strip():
+            return None
+        return json.loads(self.arguments_json)
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+
+
+@dataclass(slots=True)
+class Turn:
+    """One upstream answer, read: what the model said and asked for."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    # The answer's content blocks as the format keeps them (Anthropic: thinking blocks
+    # must go back with the tool results), and the raw response (non-streaming).
+    blocks: list[Json] = field(default_factory=list)
+    raw: Json | None = None
+
+    @property
+    def memory_calls(self) -> list[ToolCall]:
+        return [call for call in self.tool_calls if call.is_memory]
+
+    @property
+    def client_calls(self) -> list[ToolCall]:
+        return [call for call in self.tool_calls if not call.is_memory]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    call: ToolCall
+    result: ToolResult
+
+
+def require_object(body: object, what: str) -> Json:
+    if not isinstance(body, dict):
+        raise MalformedResponse(f"{what} is not a JSON object")
+    return body
+
+
+def as_int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class StreamTranslator(ABC):
+    """One client stream made of one or more upstream streams (one per round).
+
+    ``feed`` takes each upstream event and returns the bytes to send the client now;
+    ``end_round`` returns the round's turn once its upstream stream is over; ``finish``
+    closes the client stream with the final stop reason and the usage of every round.
+    """
+
+    turn: Turn  # the round being read
+
+    def turn_usage(self) -> Usage:
+        """What the round being read has used so far (a stream that broke off costs too)."""
+        return self.turn.usage
+
+    @abstractmethod
+    def begin_round(self) -> None: ...
+
+    @abstractmethod
+    def feed(self, event: SseEvent) -> list[bytes]: ...
+
+    @abstractmethod
+    def end_round(self) -> Turn: ...
+
+    @abstractmethod
+    def finish(self, usage: Usage, *, dropped_memory_calls: bool) -> list[bytes]: ...
+
+    @abstractmethod
+    def error(self, exc: MemvaultError) -> bytes: ...
+
+
+class ApiFormat(ABC):
+    """One API format, both directions (see the module docstring)."""
+
+    name: str
+    upstream_path: str  # appended to the upstream base URL
+    models_path: str
+
+    # ------------------------------------------------------------------ requests
+    @abstractmethod
+    def validate(self, body: Json) -> None:
+        """Refuse (InvalidInput) a body the gateway cannot work on; the rest is upstream's."""
+
+    @abstractmethod
+    def client_tool_names(self, body: Json) -> set[str]: ...
+
+    @abstractmethod
+    def last_user_text(self, body: Json) -> str | None:
+        """The text of the final message when it is the user's; else None (no recall)."""
+
+    @abstractmethod
+    def with_recall(self, body: Json, block: str) -> Json:
+        """A copy of ``body`` with ``block`` ahead of the last user message's text."""
+
+    @abstractmethod
+    def with_memory_tools(self, body: Json) -> Json:
+        """A copy of ``body`` with the memory tools after the client's, and the system note."""
+
+    @abstractmethod
+    def output_allowance(self, body: Json, default: int) -> int: ...
+
+    @abstractmethod
+    def prepare_stream(self, body: Json) -> tuple[Json, bool]:
+        """The upstream body for a stream (usage asked for) and whether the client asked."""
+
+    @abstractmethod
+    def continued(self, body: Json, turn: Turn, outcomes: list[ToolOutcome]) -> Json:
+        """The next round's body: the turn and its tool results appended."""
+
+    # ------------------------------------------------------------------ responses
+    @abstractmethod
+    def parse_response(self, payload: object) -> Turn: ...
+
+    @abstractmethod
+    def parse_usage(self, payload: object) -> Usage:
+        """Usage of a response that passes through untouched (no memory tools)."""
+
+    @abstractmethod
+    def final_response(self, turns: list[Turn], usage: Usage) -> Json:
+        """The one answer for the client: every round's text, client tool calls only."""
+
+    @abstractmethod
+    def translator(self, *, client_wants_usage: bool) -> StreamTranslator: ...
+
+    @abstractmethod
+    def passthrough_event(
+        self, event: SseEvent, usage: Usage, *, client_wants_usage: bool
+    ) -> bytes | None:
+        """A stream without memory tools: note the event's usage; the bytes to forward.
+
+        Only what memvault added is taken out (usage the client did not ask for)."""
+
+    # ------------------------------------------------------------------ errors
+    @abstractmethod
+    def error_body(self, type_: str, code: str, message: str) -> Json: ...
+
+    @abstractmethod
+    def stream_error(self, type_: str, code: str, message: str) -> bytes: ...
+
+    @abstractmethod
+    def upstream_headers(self, client: Mapping[str, str], credential: str | None) -> dict[str, str]:
+        """Headers for the upstream request: the provider credential, and the client's
+        format headers (API version, betas) that change the answer's meaning."""
