@@ -1,0 +1,204 @@
+"""The raw ASGI app: records each request, routes it, and plays one scripted step.
+
+Raw ASGI rather than a framework because the faults need control a framework hides:
+breaking a chunked body halfway, or holding a request open without a response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Protocol
+
+from . import catalog, render_anthropic, render_openai
+from .resolved import ResolvedReply
+from .script import Script
+from .steps import Fault, Hang, Malformed, RecordedRequest, Reply, Step
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class Dialect(Protocol):
+    """What each render_* module provides for its wire format."""
+
+    def resolve(self, reply: Reply, request_json: Any, body_size: int) -> ResolvedReply: ...
+    def completion(self, r: ResolvedReply) -> dict[str, Any]: ...
+    def stream_events(self, r: ResolvedReply) -> list[bytes]: ...
+    def error_body(self, status: int, message: str) -> dict[str, Any]: ...
+    def error_event(self, message: str) -> bytes: ...
+    def garbage_event(self) -> bytes: ...
+
+
+OPENAI: Dialect = render_openai
+ANTHROPIC: Dialect = render_anthropic
+ROUTES: dict[str, Dialect] = {"/v1/chat/completions": OPENAI, "/v1/messages": ANTHROPIC}
+
+
+class ScriptedDisconnect(Exception):
+    """Raised mid-body so uvicorn aborts the connection without the final chunk."""
+
+
+class _DropScriptedDisconnects(logging.Filter):
+    # uvicorn logs every app exception as an error; ours are on purpose, so keep the
+    # log for real failures only.
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], ScriptedDisconnect))
+
+
+_UVICORN_LOG = logging.getLogger("uvicorn.error")
+if not any(isinstance(f, _DropScriptedDisconnects) for f in _UVICORN_LOG.filters):
+    _UVICORN_LOG.addFilter(_DropScriptedDisconnects())
+
+
+def _json(payload: Any) -> bytes:
+    return json.dumps(payload).encode()
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: dict[str, str] | None = None
+) -> None:
+    merged = {"content-type": "application/json", **(headers or {})}
+    raw = [(k.lower().encode(), v.encode()) for k, v in merged.items()]
+    raw.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body, or None when the client went away first."""
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _parse(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+class UpstreamApp:
+    def __init__(self, script: Script, stopping: Callable[[], asyncio.Event]) -> None:
+        self._script = script
+        # The event belongs to the server's loop, which exists only once it runs.
+        self._stopping = stopping
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        body = await _read_body(receive)
+        if body is None:
+            return
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            key = name.decode("latin-1").lower()
+            text = value.decode("latin-1")
+            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        method, path = scope["method"], scope["path"]
+        request_json = _parse(body)
+        self._script.record(RecordedRequest(method, path, headers, body, request_json))
+
+        dialect = ROUTES.get(path)
+        if method == "GET" and path == "/v1/models":
+            models = (
+                catalog.anthropic_models()
+                if "anthropic-version" in headers
+                else catalog.openai_models()
+            )
+            await _respond(send, 200, _json(models))
+        elif method == "POST" and dialect is not None:
+            step = self._script.next_step()
+            await self._play(step, dialect, request_json, len(body), receive, send)
+        else:
+            message = f"Invalid URL ({method} {path})"
+            await _respond(send, 404, _json(OPENAI.error_body(404, message)))
+
+    async def _play(
+        self,
+        step: Step,
+        dialect: Dialect,
+        request_json: Any,
+        body_size: int,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        if isinstance(step, Reply):
+            r = dialect.resolve(step, request_json, body_size)
+            streaming = isinstance(request_json, dict) and request_json.get("stream") is True
+            if streaming:
+                await self._stream(r, dialect, send)
+            else:
+                await _respond(send, 200, _json(dialect.completion(r)))
+        elif isinstance(step, Fault):
+            if step.body is None:
+                body = _json(dialect.error_body(step.status, f"scripted fault: HTTP {step.status}"))
+            else:
+                body = step.body if isinstance(step.body, bytes) else _json(step.body)
+            await _respond(send, step.status, body, step.headers)
+        elif isinstance(step, Hang):
+            if await self._hang(step.seconds, receive):
+                body = _json(dialect.error_body(504, "scripted hang elapsed"))
+                await _respond(send, 504, body, {"connection": "close"})
+        else:
+            assert isinstance(step, Malformed)
+            await _respond(send, 200, step.body, {"content-type": step.content_type})
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep, but wake at once when the server stops so shutdown stays prompt."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping().wait(), timeout=seconds)
+
+    async def _hang(self, seconds: float, receive: Receive) -> bool:
+        """Wait out a Hang; False when the client left (then nobody needs an answer)."""
+        pause = asyncio.ensure_future(self._pause(seconds))
+        gone = asyncio.ensure_future(_until_disconnect(receive))
+        done, _ = await asyncio.wait({pause, gone}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (pause, gone):
+            task.cancel()
+        return gone not in done
+
+    async def _stream(self, r: ResolvedReply, dialect: Dialect, send: Send) -> None:
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        events = dialect.stream_events(r)
+        fail_at = r.reply.fail_after_events
+        for index, event in enumerate(events):
+            if index == fail_at:
+                break
+            if index and r.reply.chunk_delay:
+                await self._pause(r.reply.chunk_delay)
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        if fail_at is not None:
+            await self._fail(r, dialect, send)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _fail(self, r: ResolvedReply, dialect: Dialect, send: Send) -> None:
+        mode = r.reply.fail_mode
+        if mode == "disconnect":
+            raise ScriptedDisconnect("scripted mid-stream disconnect")
+        fault = (
+            dialect.error_event("scripted mid-stream error")
+            if mode == "error_event"
+            else dialect.garbage_event()
+        )
+        await send({"type": "http.response.body", "body": fault, "more_body": True})

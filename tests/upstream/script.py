@@ -1,0 +1,61 @@
+"""The scripted steps and the request log, shared by the test thread and the server loop."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+from .steps import RecordedRequest, Reply, Step
+
+
+class Script:
+    """FIFO of steps plus a default; every access is under one lock (two threads touch it)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._queue: deque[Step] = deque()
+        self._default: Step | None = None
+        self._requests: list[RecordedRequest] = []
+
+    def enqueue(self, *steps: Step) -> None:
+        with self._changed:
+            self._queue.extend(steps)
+
+    def set_default(self, step: Step | None) -> None:
+        with self._changed:
+            self._default = step
+
+    def reset(self) -> None:
+        with self._changed:
+            self._queue.clear()
+            self._default = None
+            self._requests.clear()
+
+    def next_step(self) -> Step:
+        with self._changed:
+            if self._queue:
+                return self._queue.popleft()
+            # Rendering never mutates a step, so one default can serve any number of requests.
+            return self._default if self._default is not None else Reply(text="ok")
+
+    def record(self, request: RecordedRequest) -> None:
+        with self._changed:
+            self._requests.append(request)
+            self._changed.notify_all()
+
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot, so callers can iterate while the server keeps appending."""
+        with self._changed:
+            return list(self._requests)
+
+    def wait_for_requests(self, n: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while len(self._requests) < n:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"expected {n} upstream requests, got {len(self._requests)} in {timeout}s"
+                    )
+                self._changed.wait(left)
