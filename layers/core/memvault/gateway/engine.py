@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -60,6 +59,7 @@ class Exchange:
     client_headers: dict[str, str]
     timer: Timer
     rounds: RoundState
+    started_at: float = 0.0  # the billing clock's time, for the usage record's day
     usage: Usage = field(default_factory=Usage)
     status: int = 200
     outcome: str = "ok"
@@ -138,6 +138,7 @@ class Gateway:
             client_headers=headers,
             timer=timer,
             rounds=RoundState(plan.caller),
+            started_at=billing.clock(),
         )
 
     # ------------------------------------------------------------------ whole answers
@@ -320,7 +321,7 @@ class Gateway:
             cost_micros=cost,
             status=ex.status,
             outcome=ex.outcome,
-            started_at=time.time() - ex.timer.elapsed_ms() / 1000.0,
+            started_at=ex.started_at,
             duration_ms=round(ex.timer.elapsed_ms()),
             overhead_ms=round(ex.timer.overhead_ms()),
         )
