@@ -25,6 +25,11 @@ KEY_FIELDS = {
     "admin",
     "created_at",
     "revoked_at",
+    # gateway settings and spend (tests/api/test_billing_api.py covers them)
+    "recall_notes",
+    "recall_tokens",
+    "spend_cap_micros",
+    "spent_micros",
 }
 
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memvault.domain.budgets import BucketPolicy
-from memvault.ports import RateLimiter, SearchIndex, VaultStore
+from memvault.domain.pricing import PriceTable
+from memvault.ports import Ledger, RateLimiter, SearchIndex, VaultStore
 from memvault.services.accounts import AccountService
+from memvault.services.billing import BillingService
 from memvault.services.budgets import BudgetGuard
 from memvault.services.transfer import ImportLimits, TransferService
 from memvault.services.vault import VaultService
@@ -29,6 +31,8 @@ class Services:
     accounts: AccountService
     vault: VaultService
     transfer: TransferService
+    ledger: Ledger
+    billing: BillingService
 
 
 def build_services(settings: Settings, clock: Callable[[], float] = time.time) -> Services:
@@ -36,9 +40,13 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
     store: VaultStore
     index: SearchIndex
     limiter: RateLimiter
+    ledger: Ledger
+    # Read first: a bad price table is a startup error naming the file.
+    prices = PriceTable.load(settings.price_table)
     if settings.backend == "sqlite":
         from memvault.adapters.sqlite.budgets import SqliteRateLimiter
         from memvault.adapters.sqlite.db import Database
+        from memvault.adapters.sqlite.ledger import SqliteLedger
         from memvault.adapters.sqlite.search import SqliteSearchIndex
         from memvault.adapters.sqlite.store import SqliteVaultStore
 
@@ -46,10 +54,14 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         store = SqliteVaultStore(db)
         index = SqliteSearchIndex(db)
         limiter = SqliteRateLimiter(db, policy)
+        ledger = SqliteLedger(db)
     else:
         from memvault.adapters.aws import wiring
+        from memvault.adapters.aws.ledger import DynamoLedger
 
-        store, index, limiter = wiring.build(settings, policy)
+        aws_store, index, limiter = wiring.build(settings, policy)
+        store = aws_store
+        ledger = DynamoLedger(aws_store.table)  # the same single table, its own items
     budgets = BudgetGuard(limiter, clock)
     vault = VaultService(store, index, budgets, clock)
     transfer = TransferService(
@@ -69,6 +81,14 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         accounts=AccountService(store, clock),
         vault=vault,
         transfer=transfer,
+        ledger=ledger,
+        billing=BillingService(
+            ledger,
+            prices,
+            clock,
+            reservation_ttl_seconds=settings.reservation_ttl_seconds,
+            usage_retention_days=settings.usage_retention_days,
+        ),
     )
 
 

@@ -22,16 +22,20 @@ from memvault.domain.models import (
     Account,
     ApiKey,
     BacklinkSource,
+    Balance,
+    KeySettings,
     Limits,
     LinkRef,
     Note,
     NoteChange,
     NoteSummary,
     NoteVersion,
+    Reservation,
     SearchDoc,
     SearchHit,
     SearchQuery,
     Toggles,
+    UsageRecord,
     VersionInfo,
 )
 
@@ -80,8 +84,16 @@ class VaultStore(Protocol):
     def get_key(self, account_id: str, key_id: str) -> ApiKey | None: ...
     def list_keys(self, account_id: str) -> list[ApiKey]: ...
     def update_key(
-        self, account_id: str, key_id: str, *, toggles: Toggles | None, revoked_at: float | None
-    ) -> ApiKey: ...
+        self,
+        account_id: str,
+        key_id: str,
+        *,
+        toggles: Toggles | None,
+        revoked_at: float | None,
+        settings: KeySettings | None = None,
+    ) -> ApiKey:
+        """Change what is not None; a revoked key stays revoked (first revocation wins)."""
+        ...
 
     # --- notes
     def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
@@ -169,4 +181,61 @@ class RateLimiter(Protocol):
         self, account_id: str, bucket: str, *, now: float, cost: float = 1.0
     ) -> BudgetDecision:
         """Atomically take ``cost`` units from the account's ``bucket`` if available."""
+        ...
+
+
+# ---------------------------------------------------------------------- the gateway's ledger
+class Ledger(Protocol):
+    """Balances, holds, key spend and usage records. Money is integer micro-USD.
+
+    ``reserve`` and ``settle`` are atomic: two reservations racing for the last of a
+    balance (or of a key's cap) never both pass, and settling twice changes nothing.
+    """
+
+    def get_balance(self, account_id: str) -> Balance: ...
+    def set_balance(self, account_id: str, balance_micros: int | None) -> Balance:
+        """None makes the account unmetered."""
+        ...
+
+    def add_balance(self, account_id: str, delta_micros: int) -> Balance:
+        """Credit (or, negative, correct) a metered balance; an unmetered account becomes
+        metered starting from zero."""
+        ...
+
+    def reserve(
+        self,
+        account_id: str,
+        key_id: str,
+        amount_micros: int,
+        *,
+        spend_cap_micros: int | None,
+        now: float,
+        expires_at: float,
+    ) -> Reservation:
+        """Hold ``amount_micros``: deducted from a metered balance and added to the key's
+        spend. Raises PaymentRequired (insufficient_balance, spend_cap_exceeded)."""
+        ...
+
+    def settle(self, reservation: Reservation, cost_micros: int) -> bool:
+        """Replace the hold by the actual cost. False when it was already settled."""
+        ...
+
+    def release_expired(self, now: float, limit: int = 1000) -> int:
+        """Settle holds past their expiry at their held amount; how many were settled."""
+        ...
+
+    def key_spent(self, account_id: str, key_id: str) -> int:
+        """What the key has spent (settled), in micros."""
+        ...
+
+    def key_held(self, account_id: str, key_id: str) -> int: ...
+    def record_usage(self, record: UsageRecord, *, expires_at: float) -> None: ...
+    def usage_between(
+        self, account_id: str, from_day: str, to_day: str, key_id: str | None = None
+    ) -> list[UsageRecord]:
+        """Records whose UTC day (YYYY-MM-DD) is within [from_day, to_day], by start time."""
+        ...
+
+    def expire_usage(self, now: float, limit: int = 10_000) -> int:
+        """Delete usage records past their retention; how many were deleted."""
         ...

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -58,6 +58,28 @@ class Settings(BaseSettings):
     # wait for it, so a write is searchable once it returns), "true" (at once; costly at
     # scale) or "false" (eventually).
     opensearch_refresh: Literal["wait_for", "true", "false"] = "wait_for"
+
+    # --- Gateway billing: prices, holds and usage records.
+    # A JSON price table replacing the packaged one (memvault/data/prices.json).
+    price_table: Path | None = None
+    # Usage records are kept this many days (DynamoDB items expire by TTL).
+    usage_retention_days: int = Field(default=90, ge=1)
+    # A hold whose request never settled (it crashed) is settled by the sweep after this.
+    reservation_ttl_seconds: float = Field(default=900.0, gt=0)
+
+    # --- Gateway upstreams: where /v1/chat/completions and /v1/messages go, and the
+    # provider credentials memvault holds (clients send their memvault key instead).
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: SecretStr | None = None
+    anthropic_base_url: str = "https://api.anthropic.com"
+    anthropic_api_key: SecretStr | None = None
+    # Seconds to connect, and to wait for each piece of an answer (a stream's next event).
+    upstream_connect_timeout: float = Field(default=10.0, gt=0)
+    upstream_read_timeout: float = Field(default=300.0, gt=0)
+    # Output tokens reserved for a request that names no max_tokens.
+    default_output_allowance: int = Field(default=4096, ge=1)
+    # While memory tools run mid-stream, an SSE comment goes out this often.
+    stream_keepalive_seconds: float = Field(default=5.0, gt=0)
 
     @property
     def sqlite_path(self) -> Path:

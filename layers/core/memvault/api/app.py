@@ -1,59 +1,78 @@
-"""The HTTP application: management REST API (and, later, gateway and MCP routes)."""
+"""The HTTP application: management REST API, the inference gateway and MCP.
+
+``memvault serve`` mounts every surface in one app. On AWS each Lambda function mounts
+only its own (``surfaces``), and imports only what it needs: the MCP SDK alone takes over
+a second to import, which the inference function's cold start should not pay.
+"""
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
+from typing import Literal
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 
 from memvault import __version__
 from memvault.api import errors
-from memvault.api.routers import keys, notes, transfer
+from memvault.api.access_log import AccessLog
 from memvault.container import Services, get_services
-from memvault.mcp.http import mcp_routes
-from memvault.observability import configure_logging, monotonic_ms
+from memvault.observability import configure_logging
 
-log = logging.getLogger("memvault.http")
+Surface = Literal["management", "inference", "mcp"]
+ALL_SURFACES: tuple[Surface, ...] = ("management", "inference", "mcp")
 
 
-def create_app(services: Services | None = None) -> FastAPI:
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    gateway = getattr(app.state, "gateway", None)
+    if gateway is not None:
+        # Mangum runs lifespan around every invocation: the client is re-made on next use.
+        await gateway.upstream.aclose()
+
+
+def create_app(
+    services: Services | None = None, *, surfaces: Collection[Surface] = ALL_SURFACES
+) -> FastAPI:
     svc = services or get_services()
     configure_logging(svc.settings.log_level)
     app = FastAPI(
+        lifespan=_lifespan,
         title="memvault",
         version=__version__,
         description="A memory layer for LLM API keys: a vault of markdown notes.",
     )
     app.state.services = svc
     errors.install(app)
-
-    @app.middleware("http")
-    async def access_log(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        start = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        log.info(
-            "request",
-            extra={
-                "method": request.method,
-                "route": getattr(route, "path", "unmatched"),
-                "status": response.status_code,
-                "ms": monotonic_ms(start),
-            },
-        )
-        return response
+    app.add_middleware(AccessLog)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
         return {"status": "ok", "backend": svc.settings.backend, "version": __version__}
 
-    app.include_router(notes.router)
-    app.include_router(transfer.router)
-    app.include_router(keys.router)
-    # MCP at /mcp (and /mcp/): stateless streamable HTTP, see memvault.mcp.http.
-    app.router.routes.extend(mcp_routes(svc))
+    if "management" in surfaces:
+        from memvault.api.routers import billing, keys, notes, transfer
+
+        app.include_router(notes.router)
+        app.include_router(transfer.router)
+        app.include_router(keys.router)
+        app.include_router(billing.router)
+    if "inference" in surfaces:
+        from memvault.api.routers import inference
+        from memvault.gateway.engine import Gateway
+
+        app.state.gateway = Gateway(svc)
+        app.include_router(inference.router)
+    if "mcp" in surfaces:
+        from memvault.mcp.http import mcp_routes
+
+        # MCP at /mcp (and /mcp/): stateless streamable HTTP, see memvault.mcp.http.
+        app.router.routes.extend(mcp_routes(svc))
     return app
+
+
+def create_inference_app(services: Services | None = None) -> FastAPI:
+    """The gateway alone: what the inference Lambda function serves."""
+    inference_only: tuple[Surface, ...] = ("inference",)
+    return create_app(services, surfaces=inference_only)

@@ -8,7 +8,7 @@ catch and translate errors themselves: they let ``MemvaultError`` subclasses pro
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -58,20 +58,29 @@ def error_body(type_: str, code: str, message: str) -> dict[str, Any]:
     return {"error": {"type": type_, "code": code, "message": message}}
 
 
-def error_response(exc: errors.MemvaultError) -> JSONResponse:
+class ErrorShape(Protocol):
+    """An API format's own error body (the gateway's routes answer in their format)."""
+
+    def error_body(self, type_: str, code: str, message: str) -> dict[str, Any]: ...
+
+
+def error_response(exc: errors.MemvaultError, shape: ErrorShape | None = None) -> JSONResponse:
     status = status_for(exc)
     headers: dict[str, str] = {}
     if isinstance(exc, errors.RateLimited):
         headers["Retry-After"] = str(int(exc.retry_after))
     if isinstance(exc, errors.Unauthenticated):
         headers["WWW-Authenticate"] = 'Bearer realm="memvault"'
-    body = error_body(exc.type, exc.code, exc.message)
+    if shape is not None:
+        body = shape.error_body(exc.type, exc.code, exc.message)
+    else:
+        body = error_body(exc.type, exc.code, exc.message)
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-async def _domain_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, errors.MemvaultError)
-    return error_response(exc)
+    return error_response(exc, getattr(request.state, "error_format", None))
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

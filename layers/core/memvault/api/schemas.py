@@ -11,11 +11,15 @@ from memvault.domain import markdown as md
 from memvault.domain.models import (
     Account,
     ApiKey,
+    Balance,
     Note,
     NoteSummary,
     SearchHit,
+    UsageDay,
+    UsageReport,
     VersionInfo,
 )
+from memvault.domain.pricing import usd
 
 
 def iso(epoch: float) -> datetime:
@@ -175,11 +179,29 @@ class ImportOut(BaseModel):
     skipped_files: list[str]
 
 
+# Gateway settings of a key (ranges mirror services.accounts.check_key_settings).
+RecallNotes = Annotated[
+    int, Field(ge=1, le=20, description="Notes recall puts ahead of the last message.")
+]
+RecallTokens = Annotated[
+    int, Field(ge=100, le=32_000, description="Token budget of the recall block.")
+]
+SpendCap = Annotated[
+    int,
+    Field(ge=0, le=MAX_LIMIT_VALUE, description="Most the key may spend, micro-USD (null: none)."),
+]
+
+
 class TogglesIn(BaseModel):
+    """PATCH /v1/keys/{id}: what is sent changes; ``spend_cap_micros: null`` removes the cap."""
+
     model_config = STRICT_IN
     recall: bool | None = None
     tools: bool | None = None
     mcp: bool | None = None
+    recall_notes: RecallNotes | None = None
+    recall_tokens: RecallTokens | None = None
+    spend_cap_micros: SpendCap | None = None
 
 
 class KeyCreateIn(BaseModel):
@@ -189,6 +211,9 @@ class KeyCreateIn(BaseModel):
     tools: bool = False
     mcp: bool = False
     admin: bool = Field(default=False, description="May manage keys and limits.")
+    recall_notes: RecallNotes = 5
+    recall_tokens: RecallTokens = 2000
+    spend_cap_micros: SpendCap | None = None
 
 
 class KeyOut(BaseModel):
@@ -201,9 +226,13 @@ class KeyOut(BaseModel):
     admin: bool
     created_at: datetime
     revoked_at: datetime | None
+    recall_notes: int
+    recall_tokens: int
+    spend_cap_micros: int | None
+    spent_micros: int = Field(description="What the key has spent (settled), micro-USD.")
 
     @classmethod
-    def of(cls, key: ApiKey) -> KeyOut:
+    def of(cls, key: ApiKey, spent_micros: int = 0) -> KeyOut:
         return cls(
             id=key.id,
             name=key.name,
@@ -214,11 +243,86 @@ class KeyOut(BaseModel):
             admin=key.admin,
             created_at=iso(key.created_at),
             revoked_at=iso(key.revoked_at) if key.revoked_at is not None else None,
+            recall_notes=key.recall_notes,
+            recall_tokens=key.recall_tokens,
+            spend_cap_micros=key.spend_cap_micros,
+            spent_micros=spent_micros,
         )
 
 
 class KeyCreatedOut(KeyOut):
     secret: str = Field(description="The key itself. Shown this once; only a hash is kept.")
+
+
+# ---------------------------------------------------------------------- balance and usage
+class BalanceIn(BaseModel):
+    """Exactly one of: ``set_micros`` (null makes the account unmetered) or ``add_micros``
+    (negative for corrections)."""
+
+    model_config = STRICT_IN
+    set_micros: int | None = Field(default=None, ge=-MAX_LIMIT_VALUE, le=MAX_LIMIT_VALUE)
+    add_micros: int | None = Field(default=None, ge=-MAX_LIMIT_VALUE, le=MAX_LIMIT_VALUE)
+
+
+class BalanceOut(BaseModel):
+    balance_micros: int | None = Field(description="null: unmetered (nothing is refused).")
+    balance_usd: str | None
+    held_micros: int = Field(description="Held by requests in flight (already deducted).")
+
+    @classmethod
+    def of(cls, balance: Balance) -> BalanceOut:
+        micros = balance.balance_micros
+        return cls(
+            balance_micros=micros,
+            balance_usd=usd(micros) if micros is not None else None,
+            held_micros=balance.held_micros,
+        )
+
+
+class UsageDayOut(BaseModel):
+    day: str | None = None
+    key_id: str | None = None
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    rounds: int
+    memory_calls: dict[str, int]
+    recalled_notes: int
+    injected_tokens: int
+    cost_micros: int
+    cost_usd: str
+
+    @classmethod
+    def of(cls, row: UsageDay) -> UsageDayOut:
+        return cls(
+            day=row.day or None,
+            key_id=row.key_id or None,
+            requests=row.requests,
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+            rounds=row.rounds,
+            memory_calls=dict(row.memory_calls),
+            recalled_notes=row.recalled_notes,
+            injected_tokens=row.injected_tokens,
+            cost_micros=row.cost_micros,
+            cost_usd=usd(row.cost_micros),
+        )
+
+
+class UsageOut(BaseModel):
+    from_: str = Field(serialization_alias="from")
+    to: str
+    days: list[UsageDayOut]
+    totals: UsageDayOut
+
+    @classmethod
+    def of(cls, report: UsageReport) -> UsageOut:
+        return cls(
+            from_=report.from_day,
+            to=report.to_day,
+            days=[UsageDayOut.of(d) for d in report.days],
+            totals=UsageDayOut.of(report.totals),
+        )
 
 
 class LimitsIn(BaseModel):

@@ -36,6 +36,7 @@ from rich.text import Text
 
 from memvault import __version__
 from memvault.cli.client import ApiError, Client, note_url
+from memvault.domain.pricing import usd
 from memvault.errors import MemvaultError, RateLimited
 
 app = typer.Typer(
@@ -748,6 +749,52 @@ def _on_off(value: bool) -> str:
     return "on" if value else "off"
 
 
+RecallNotesOpt = Annotated[
+    int | None, typer.Option("--recall-notes", help="Notes recall adds (1-20, default 5).")
+]
+RecallTokensOpt = Annotated[
+    int | None,
+    typer.Option("--recall-tokens", help="Token budget of recall (100-32000, default 2000)."),
+]
+SpendCapOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--spend-cap", help="Most the key may spend, in USD (e.g. 25 or 2.50); 'none' for no cap."
+    ),
+]
+_USD_RE = re.compile(r"\$?([0-9]{1,12})(?:\.([0-9]{1,6}))?")
+
+
+def _usd_micros(option: str, value: str, *, signed: bool = False) -> int:
+    """USD as typed ("25", "$2.50", "-1.5" where allowed) to integer micro-USD."""
+    text = value.strip()
+    negative = signed and text.startswith("-")
+    match = _USD_RE.fullmatch(text[1:] if negative else text)
+    if match is None:
+        _die(f"{option} {value!r}: give an amount in USD, e.g. 25 or 2.50 (6 decimals at most)")
+    micros = int(match.group(1)) * 1_000_000 + int((match.group(2) or "").ljust(6, "0"))
+    return -micros if negative else micros
+
+
+def _usd(micros: int | None) -> str:
+    return "none" if micros is None else usd(micros)
+
+
+def _key_settings(
+    recall_notes: int | None, recall_tokens: int | None, spend_cap: str | None
+) -> dict[str, Any]:
+    """The settings options given, as the REST body's fields (left out: unchanged)."""
+    body: dict[str, Any] = {}
+    if recall_notes is not None:
+        body["recall_notes"] = recall_notes
+    if recall_tokens is not None:
+        body["recall_tokens"] = recall_tokens
+    if spend_cap is not None:
+        none = spend_cap.strip().lower() in ("none", "off", "no")
+        body["spend_cap_micros"] = None if none else _usd_micros("--spend-cap", spend_cap)
+    return body
+
+
 @keys_app.command("create")
 def keys_create(
     name: str,
@@ -757,6 +804,9 @@ def keys_create(
     admin: Annotated[
         bool, typer.Option("--admin", help="May manage keys and limits (to rotate admin keys).")
     ] = False,
+    recall_notes: RecallNotesOpt = None,
+    recall_tokens: RecallTokensOpt = None,
+    spend_cap: SpendCapOpt = None,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
@@ -765,13 +815,17 @@ def keys_create(
     name = name.strip()
     if not name:
         _die("the key name is empty")
+    body: dict[str, Any] = {
+        "name": name,
+        "recall": recall,
+        "tools": tools,
+        "mcp": mcp,
+        "admin": admin,
+        **_key_settings(recall_notes, recall_tokens, spend_cap),
+    }
     client = _client(url, key)
     try:
-        created = client.json(
-            "POST",
-            "/v1/keys",
-            json={"name": name, "recall": recall, "tools": tools, "mcp": mcp, "admin": admin},
-        )
+        created = client.json("POST", "/v1/keys", json=body)
     except MemvaultError as exc:
         _fail(exc)
     if as_json:
@@ -818,6 +872,27 @@ def keys_list(url: UrlOpt = DEFAULT_URL, key: KeyOpt = None, as_json: JsonOpt = 
         revoked = (k["revoked_at"] or "")[:10]
         table.add_row(k["id"], Text(k["name"]), k["prefix"] + "…", *flags, revoked)
     out.print(table)
+    # The gateway settings in a table of their own: one wide table would not fit 80 columns.
+    gateway = Table(
+        "id",
+        "recall notes",
+        "recall tokens",
+        "spend cap",
+        "spent",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    gateway.columns[0].no_wrap = True
+    for k in keys:
+        gateway.add_row(
+            k["id"],
+            str(k["recall_notes"]),
+            str(k["recall_tokens"]),
+            _usd(k["spend_cap_micros"]),
+            _usd(k["spent_micros"]),
+        )
+    out.print(gateway)
 
 
 def _switch(option: str, value: str | None) -> bool | None:
@@ -836,12 +911,16 @@ def keys_toggle(
     recall: Annotated[str | None, typer.Option(help="on or off")] = None,
     tools: Annotated[str | None, typer.Option(help="on or off")] = None,
     mcp: Annotated[str | None, typer.Option(help="on or off")] = None,
+    recall_notes: RecallNotesOpt = None,
+    recall_tokens: RecallTokensOpt = None,
+    spend_cap: SpendCapOpt = None,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Turn a key's recall, tools or mcp on or off (e.g. --mcp on --tools off)."""
-    body = {
+    """Turn a key's recall, tools or mcp on or off (e.g. --mcp on --tools off), or change
+    its recall size and spend cap (--recall-notes 8 --spend-cap 25, --spend-cap none)."""
+    body: dict[str, Any] = {
         name: flag
         for name, flag in (
             ("recall", _switch("--recall", recall)),
@@ -850,8 +929,13 @@ def keys_toggle(
         )
         if flag is not None
     }
+    settings = _key_settings(recall_notes, recall_tokens, spend_cap)
+    body.update(settings)
     if not body:
-        _die("nothing to change: give --recall, --tools or --mcp with on or off")
+        _die(
+            "nothing to change: give --recall, --tools or --mcp with on or off, or"
+            " --recall-notes, --recall-tokens or --spend-cap"
+        )
     client = _client(url, key)
     try:
         updated = client.json("PATCH", f"/v1/keys/{key_id}", json=body)
@@ -864,6 +948,12 @@ def keys_toggle(
         Text(
             f"{updated['id']} ({updated['name']}): recall {_on_off(updated['recall'])},"
             f" tools {_on_off(updated['tools'])}, mcp {_on_off(updated['mcp'])}"
+            + (
+                f"; recall {updated['recall_notes']} notes within {updated['recall_tokens']}"
+                f" tokens, spend cap {_usd(updated['spend_cap_micros'])}"
+                if settings
+                else ""
+            )
             + (" (revoked)" if updated["revoked_at"] else "")
         )
     )
@@ -894,6 +984,124 @@ def keys_revoke(
         _print_json(revoked)
     else:
         out.print(Text(f"revoked {revoked['id']} ({revoked['name']})"))
+
+
+# ---------------------------------------------------------------------- balance, usage
+def _balance_line(balance: dict[str, Any]) -> str:
+    held = f"; {_usd(balance['held_micros'])} held by requests in flight"
+    if balance["balance_micros"] is None:
+        return "unmetered (nothing is refused for balance)" + held
+    return f"balance {_usd(balance['balance_micros'])}" + held
+
+
+@app.command()
+def balance(
+    set_: Annotated[
+        str | None, typer.Option("--set", help="Set the balance, in USD (admin key).")
+    ] = None,
+    add: Annotated[
+        str | None,
+        typer.Option("--add", help="Add credit in USD; negative to correct (admin key)."),
+    ] = None,
+    unmetered: Annotated[
+        bool, typer.Option("--unmetered", help="Stop metering: nothing is refused for balance.")
+    ] = False,
+    url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the account's balance, or change it (--set, --add or --unmetered)."""
+    changes = [c for c in (set_ is not None, add is not None, unmetered) if c]
+    if len(changes) > 1:
+        _die("give one of --set, --add and --unmetered")
+    body: dict[str, Any] | None = None
+    if set_ is not None:
+        body = {"set_micros": _usd_micros("--set", set_, signed=True)}
+    elif add is not None:
+        body = {"add_micros": _usd_micros("--add", add, signed=True)}
+    elif unmetered:
+        body = {"set_micros": None}
+    client = _client(url, key)
+    try:
+        if body is None:
+            result = client.json("GET", "/v1/balance")
+        else:
+            result = client.json("POST", "/v1/balance", json=body)
+    except MemvaultError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(result)
+    else:
+        out.print(Text(_balance_line(result)))
+
+
+def _date_option(option: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        _die(f"{option} {value!r}: give a date as YYYY-MM-DD")
+
+
+@app.command()
+def usage(
+    from_: Annotated[
+        str | None, typer.Option("--from", help="First day, YYYY-MM-DD (UTC).")
+    ] = None,
+    to: Annotated[str | None, typer.Option("--to", help="Last day, YYYY-MM-DD (UTC).")] = None,
+    key_id: Annotated[
+        str | None, typer.Option("--key-id", help="Only this key (admin keys see all).")
+    ] = None,
+    url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Gateway usage per day and key (default: the last 30 days; at most 366)."""
+    params = {
+        name: value
+        for name, value in (
+            ("from", _date_option("--from", from_)),
+            ("to", _date_option("--to", to)),
+            ("key_id", key_id),
+        )
+        if value is not None
+    }
+    client = _client(url, key)
+    try:
+        report = client.json("GET", "/v1/usage", params=params)
+    except MemvaultError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(report)
+        return
+    # Rounds, recalled notes and injected tokens are in --json: 80 columns hold no more.
+    table = Table(
+        "day",
+        "key",
+        "requests",
+        "input",
+        "output",
+        "memory calls",
+        "cost",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for column in (0, 1, 6):
+        table.columns[column].no_wrap = True
+    for row in [*report["days"], {**report["totals"], "day": "total", "key_id": ""}]:
+        table.add_row(
+            row["day"],
+            row["key_id"],
+            str(row["requests"]),
+            str(row["input_tokens"]),
+            str(row["output_tokens"]),
+            str(sum(row["memory_calls"].values())),
+            row["cost_usd"],
+        )
+    out.print(Text(f"usage {report['from']} to {report['to']}"))
+    out.print(table)
 
 
 def main() -> None:

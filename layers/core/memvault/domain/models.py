@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 MiB = 1024 * 1024
 
@@ -49,10 +50,31 @@ class ApiKey:
     admin: bool
     created_at: float
     revoked_at: float | None = None
+    # Gateway settings, per key (see KeySettings for their ranges).
+    recall_notes: int = 5
+    recall_tokens: int = 2000
+    spend_cap_micros: int | None = None  # None: no cap
 
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def settings(self) -> KeySettings:
+        return KeySettings(
+            recall_notes=self.recall_notes,
+            recall_tokens=self.recall_tokens,
+            spend_cap_micros=self.spend_cap_micros,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class KeySettings:
+    """A key's gateway settings as one value (what stores write and services validate)."""
+
+    recall_notes: int = 5  # how many notes recall puts ahead of the last message, 1..20
+    recall_tokens: int = 2000  # the recall block's token budget, 100..32000
+    spend_cap_micros: int | None = None  # the most the key may spend, in micro-USD
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,3 +225,77 @@ class SearchHit:
     score: float
     snippet: str
     updated_at: float
+
+
+# --- Money and usage (the gateway's ledger). Money is integer micro-USD ("micros").
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    account_id: str
+    balance_micros: int | None  # None: unmetered (nothing is refused for balance)
+    held_micros: int  # reserved by requests in flight (already deducted from the balance)
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """Money held for one gateway request between dispatch and settlement."""
+
+    id: str
+    account_id: str
+    key_id: str
+    amount_micros: int
+    created_at: float
+    expires_at: float  # past this the sweep settles it at the held amount
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    """One gateway request, as billed. Never note content or prompt text."""
+
+    id: str
+    account_id: str
+    key_id: str
+    model: str
+    api_format: str  # "openai" | "anthropic"
+    input_tokens: int  # as reported by upstream, summed over rounds
+    output_tokens: int
+    rounds: int
+    memory_calls: dict[str, int]  # tool name -> calls
+    recalled_notes: int
+    injected_tokens: int  # an estimate of what recall and tool results added
+    cost_micros: int
+    status: int  # the HTTP status the client got
+    outcome: str  # short code: "ok", "upstream_error", "client_disconnected"...
+    started_at: float  # epoch seconds
+    duration_ms: int
+    overhead_ms: int
+
+    @property
+    def day(self) -> str:
+        """The UTC day the request started, YYYY-MM-DD (reports group by it)."""
+        return datetime.fromtimestamp(self.started_at, tz=UTC).strftime("%Y-%m-%d")
+
+
+@dataclass(frozen=True, slots=True)
+class UsageDay:
+    """Usage of one key on one UTC day, summed (a usage report row, or the totals)."""
+
+    day: str  # YYYY-MM-DD ("" for totals)
+    key_id: str  # "" for totals
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    rounds: int = 0
+    memory_calls: dict[str, int] = field(default_factory=dict)
+    recalled_notes: int = 0
+    injected_tokens: int = 0
+    cost_micros: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    from_day: str
+    to_day: str
+    days: list[UsageDay]
+    totals: UsageDay

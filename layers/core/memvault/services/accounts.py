@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memvault.domain.models import Account, ApiKey, Limits, Toggles
+from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
 from memvault.errors import Conflict, InvalidInput, NotFound, PermissionDenied, Unauthenticated
 from memvault.ports import VaultStore
 
@@ -21,6 +21,30 @@ LOCAL_ACCOUNT_ID = "local"
 MAX_KEY_NAME = 100
 # The largest value a limit may take: every storage integer (and a JSON number) holds it.
 MAX_LIMIT_VALUE = 2**53
+# Gateway settings' ranges (recall: notes put ahead of the message, and their token budget).
+RECALL_NOTES_RANGE = (1, 20)
+RECALL_TOKENS_RANGE = (100, 32_000)
+
+
+def check_key_settings(settings: KeySettings) -> KeySettings:
+    """Refuse out-of-range gateway settings with a message naming the range."""
+    low, high = RECALL_NOTES_RANGE
+    if not low <= settings.recall_notes <= high:
+        raise InvalidInput(
+            f"recall_notes must be between {low} and {high}", code="invalid_key_settings"
+        )
+    low, high = RECALL_TOKENS_RANGE
+    if not low <= settings.recall_tokens <= high:
+        raise InvalidInput(
+            f"recall_tokens must be between {low} and {high}", code="invalid_key_settings"
+        )
+    cap = settings.spend_cap_micros
+    if cap is not None and not 0 <= cap <= MAX_LIMIT_VALUE:
+        raise InvalidInput(
+            f"spend_cap_micros must be null (no cap) or between 0 and {MAX_LIMIT_VALUE}",
+            code="invalid_key_settings",
+        )
+    return settings
 
 
 def hash_key(secret: str) -> str:
@@ -70,8 +94,15 @@ class AccountService:
         )
 
     def issue_key(
-        self, account_id: str, *, name: str, toggles: Toggles, admin: bool = False
+        self,
+        account_id: str,
+        *,
+        name: str,
+        toggles: Toggles,
+        admin: bool = False,
+        settings: KeySettings | None = None,
     ) -> IssuedKey:
+        settings = check_key_settings(settings or KeySettings())
         name = name.strip()
         if not name or len(name) > MAX_KEY_NAME:
             raise InvalidInput(
@@ -92,6 +123,9 @@ class AccountService:
             toggles=toggles,
             admin=admin,
             created_at=self.clock(),
+            recall_notes=settings.recall_notes,
+            recall_tokens=settings.recall_tokens,
+            spend_cap_micros=settings.spend_cap_micros,
         )
         self.store.put_key(key, hash_key(secret))
         return IssuedKey(key=key, secret=secret)
@@ -131,6 +165,30 @@ class AccountService:
                 "the key is revoked; its toggles can no longer change", code="key_revoked"
             )
         return self.store.update_key(account_id, key_id, toggles=toggles, revoked_at=None)
+
+    def set_key_settings(self, account_id: str, key_id: str, settings: KeySettings) -> ApiKey:
+        """Replace a key's gateway settings (recall sizes, spend cap)."""
+        return self.update_key(account_id, key_id, settings=settings)
+
+    def update_key(
+        self,
+        account_id: str,
+        key_id: str,
+        *,
+        toggles: Toggles | None = None,
+        settings: KeySettings | None = None,
+    ) -> ApiKey:
+        """Change a live key's toggles and gateway settings in one write (None keeps)."""
+        if settings is not None:
+            check_key_settings(settings)
+        if not self.get_key(account_id, key_id).active:
+            raise Conflict(
+                "the key is revoked; its toggles and settings can no longer change",
+                code="key_revoked",
+            )
+        return self.store.update_key(
+            account_id, key_id, toggles=toggles, revoked_at=None, settings=settings
+        )
 
     def revoke(self, account_id: str, key_id: str) -> ApiKey:
         key = self.get_key(account_id, key_id)

@@ -8,9 +8,11 @@ added later). The sort key says what the item is:
     K#<key id>                      an API key (listing)
     N#<path key>                    a live note (metadata; markdown lives in S3)
     D#<path key>␟<note id>          a deleted note (tombstone), history readable
+    DM#<path key>                   "a tombstone may exist under this path key" (see below)
     M#<name key>␟<path key>         file-name index of live notes (bare-link resolution)
     V#<note id>␟<version:08d>       a kept version (metadata; markdown in S3)
-    L#<target key>␟<note id>        a wikilink from a live note (derived, for backlinks)
+    L#<name>␟<target key>␟<note id> a wikilink from a live note (derived, for backlinks);
+                                    <name> is the target key's last segment
     B#<bucket>                      a budget token bucket
     Q#<path>                        a note waiting to be (re)indexed in search
 
@@ -18,6 +20,23 @@ plus, outside account partitions, ``H#<key hash>`` / ``H`` (the key record by ha
 authentication is one GetItem) and ``REINDEX`` / ``<account>`` (accounts whose search
 outbox holds notes, for the scheduled drain). ␟ is U+001F, a control character vault paths
 can never contain, so one key's prefix can never match another's.
+
+``DM#`` markers spare a note's creation the tombstone query: a delete writes one in its
+transaction (when there is none yet) and a create reads it in the BatchGetItem it makes anyway;
+only when it is there does the create query ``D#<path key>`` for a note to revive, and
+when it is absent the create's transaction checks it is still absent, so a racing
+delete cannot slip a tombstone past it. Markers are never removed (a revive or a purge
+leaves them): one left after its tombstones are gone costs one query on a later create
+at that path, never a wrong answer. ``memvault reindex`` (``rebuild_links``) writes the
+markers of tombstones older than markers.
+
+Link items group by the target's last segment (its file name, folded) so the two keys
+that can point at a note (``[[folder/Note]]`` and ``[[Note]]``) are one Query. Link
+items of the earlier layout (``L#<target key>␟<note id>``) are replaced by ``memvault
+reindex``, which rewrites every ``L#`` item from the note items.
+
+The note item also carries ``tokens``, the S3 tokens of its kept versions' bodies
+(oldest first), so trimming version n-50 deletes that body by its exact key.
 
 The sparse GSI ``recent`` (gsi1pk = ``A#<account>`` on live notes only, gsi1sk =
 zero-padded updated time) serves "recently changed" without a scan.
@@ -66,6 +85,10 @@ def tomb_sk(path_key: str, note_id: str) -> str:
     return tomb_prefix(path_key) + note_id
 
 
+def tomb_marker_sk(path_key: str) -> str:
+    return f"DM#{path_key}"
+
+
 def name_prefix(name_key: str) -> str:
     return f"M#{name_key}{SEP}"
 
@@ -85,8 +108,17 @@ def version_sk(note_id: str, version: int) -> str:
 LINK_PREFIX = "L#"
 
 
+def link_group(target_key: str) -> str:
+    """The last segment of a link target: every key that can name one note shares it."""
+    return target_key.rsplit("/", 1)[-1]
+
+
+def link_group_prefix(group: str) -> str:
+    return f"L#{group}{SEP}"
+
+
 def link_prefix(target_key: str) -> str:
-    return f"L#{target_key}{SEP}"
+    return f"{link_group_prefix(link_group(target_key))}{target_key}{SEP}"
 
 
 def link_sk(target_key: str, note_id: str) -> str:

@@ -5,6 +5,12 @@ against the items it touches, exactly as SQLite applies them one after another, 
 the result is written as final item states with conditions on the original ones. A
 plan that fits one DynamoDB transaction is written in one; a larger one (an import of
 thousands of notes) goes through ``bulk.apply_journaled``, which keeps it all or nothing.
+
+Requests are the AWS bill, so a commit reads as little as it can (issue 3): a note item
+the same thread has just read (an append, a move) is reused, a move's destination is
+assumed free, a create reads the tombstone marker instead of querying tombstones, and
+link items travel inside the transaction. Whatever a commit did not read itself, its
+conditions verify; when one fails, the commit plans again from fresh reads.
 """
 
 from __future__ import annotations
@@ -22,12 +28,14 @@ from memvault.adapters.aws import keys
 from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, Table, serialize, values
+from memvault.adapters.aws.read_cache import BodyCache, RecentItems
 from memvault.domain import paths
 from memvault.domain.models import (
     VERSIONS_KEPT,
     Account,
     ApiKey,
     BacklinkSource,
+    KeySettings,
     Limits,
     LinkRef,
     MoveNote,
@@ -93,6 +101,9 @@ def _account(item: Item) -> Account:
     )
 
 
+_KEY_DEFAULTS = KeySettings()
+
+
 def _key_record(item: Item) -> ApiKey:
     return ApiKey(
         id=item["key_id"],
@@ -103,6 +114,10 @@ def _key_record(item: Item) -> ApiKey:
         admin=item["admin"],
         created_at=item["created_at"],
         revoked_at=item.get("revoked_at"),
+        # Keys written before the gateway settings existed lack them: the defaults apply.
+        recall_notes=item.get("recall_notes", _KEY_DEFAULTS.recall_notes),
+        recall_tokens=item.get("recall_tokens", _KEY_DEFAULTS.recall_tokens),
+        spend_cap_micros=item.get("spend_cap_micros"),
     )
 
 
@@ -123,7 +138,8 @@ class _Plan:
     originals: dict[str, Item | None] = field(default_factory=dict)  # sort key -> item
     finals: dict[str, Item | None] = field(default_factory=dict)
     new_versions: list[tuple[Item, str]] = field(default_factory=list)  # (version item, md)
-    trimmed_versions: list[tuple[str, int]] = field(default_factory=list)  # (note id, v)
+    # (note id, version, its body's object key when known) of versions past the kept 50
+    trimmed_versions: list[tuple[str, int, str | None]] = field(default_factory=list)
     note_delta: int = 0
     byte_delta: int = 0
     results: list[Note | None] = field(default_factory=list)
@@ -132,6 +148,13 @@ class _Plan:
     # Items whose original state was not read (the file-name index): written without a
     # condition, since their state follows from the note items' conditions.
     blind: set[str] = field(default_factory=set)
+    # Whether originals may come from the thread's recent reads or be assumed (a first
+    # attempt); the items taken that way, whose conditions a stale read would fail.
+    optimistic: bool = False
+    unverified: set[str] = field(default_factory=set)
+    # Items read as absent that must still be absent when the transaction runs.
+    absent_checks: set[str] = field(default_factory=set)
+    tombs_queried: set[str] = field(default_factory=set)  # tombstone prefixes read
 
     def set(self, sk: str, item: Item | None) -> None:
         self.finals[sk] = item
@@ -151,10 +174,16 @@ class _Plan:
         ]
 
 
+class _StaleRead(Exception):
+    """A commit's condition failed on an item it had not read itself: plan it again."""
+
+
 class DynamoVaultStore:
     def __init__(self, table: Table, bodies: BodyStore) -> None:
         self.table = table
         self.bodies = bodies
+        self.recent = RecentItems()
+        self.body_cache = BodyCache()
 
     # ------------------------------------------------------------------ accounts, keys
     def create_account(self, account: Account) -> None:
@@ -231,6 +260,9 @@ class DynamoVaultStore:
             "created_at": key.created_at,
             "revoked_at": key.revoked_at,
             "key_hash": key_hash,
+            "recall_notes": key.recall_notes,
+            "recall_tokens": key.recall_tokens,
+            "spend_cap_micros": key.spend_cap_micros,  # None is left out (no cap)
         }
         return [
             {
@@ -271,7 +303,13 @@ class DynamoVaultStore:
         return sorted((_key_record(i) for i in items), key=lambda k: (k.created_at, k.id))
 
     def update_key(
-        self, account_id: str, key_id: str, *, toggles: Toggles | None, revoked_at: float | None
+        self,
+        account_id: str,
+        key_id: str,
+        *,
+        toggles: Toggles | None,
+        revoked_at: float | None,
+        settings: KeySettings | None = None,
     ) -> ApiKey:
         item = self._key_item(account_id, key_id)
         if item is None:
@@ -282,6 +320,13 @@ class DynamoVaultStore:
             toggles=toggles or current.toggles,
             revoked_at=current.revoked_at if current.revoked_at is not None else revoked_at,
         )
+        if settings is not None:
+            updated = replace(
+                updated,
+                recall_notes=settings.recall_notes,
+                recall_tokens=settings.recall_tokens,
+                spend_cap_micros=settings.spend_cap_micros,
+            )
         # Both records change together: authentication reads the hash record.
         self.table.transact(
             [
@@ -306,11 +351,22 @@ class DynamoVaultStore:
         ]
         return max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
 
+    def _body(self, object_key: str) -> str:
+        markdown = self.body_cache.get(object_key)
+        if markdown is None:
+            markdown = self.bodies.get(object_key)
+            self.body_cache.put(object_key, markdown)
+        return markdown
+
     def _note(self, account_id: str, item: Item) -> Note:
-        return _note_from(item, self.bodies.get(item["body"]))
+        return _note_from(item, self._body(item["body"]))
 
     def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
         item = self._note_item(account_id, path)
+        if item is not None:
+            # An append or a move writes the note it has just read: its commit may take
+            # this item instead of reading it again (read_cache.RecentItems).
+            self.recent.remember(item[keys.TABLE_PK], item[keys.TABLE_SK], item)
         if item is None and include_deleted:
             item = self._latest_tomb(account_id, path)
         return self._note(account_id, item) if item else None
@@ -440,17 +496,22 @@ class DynamoVaultStore:
     # ------------------------------------------------------------------ links (derived)
     def links_to(self, account_id: str, target_keys: Collection[str]) -> list[BacklinkSource]:
         pk = keys.account_pk(account_id)
+        wanted = set(target_keys)
         out: list[BacklinkSource] = []
-        for target in dict.fromkeys(target_keys):
-            for item in self.table.query(pk, keys.link_prefix(target)):
-                if item["target_key"] == target:
-                    out.append(BacklinkSource(item["source_path"], target, item["has_folder"]))
+        # One query per file name: [[folder/Note]] and [[Note]] share one (keys.py).
+        for group in dict.fromkeys(keys.link_group(t) for t in target_keys):
+            for item in self.table.query(pk, keys.link_group_prefix(group)):
+                if item["target_key"] in wanted:
+                    out.append(
+                        BacklinkSource(item["source_path"], item["target_key"], item["has_folder"])
+                    )
         return out
 
     def paths_by_name(self, account_id: str, name_keys: Collection[str]) -> dict[str, list[str]]:
         pk = keys.account_pk(account_id)
         found: dict[str, list[str]] = {}
-        for name in dict.fromkeys(name_keys):
+        # A file name never holds a "/": such a key (a folder link's) names no note.
+        for name in dict.fromkeys(n for n in name_keys if "/" not in n):
             for item in self.table.query(pk, keys.name_prefix(name)):
                 if item["name_key"] == name:
                     found.setdefault(name, []).append(item["path"])
@@ -468,7 +529,14 @@ class DynamoVaultStore:
         stale = [(pk, i[keys.TABLE_SK]) for i in self.table.query(pk, keys.LINK_PREFIX)]
         fresh = [link for item in self._live_items(account_id) for link in _link_items(pk, item)]
         fresh_keys = {(pk, i[keys.TABLE_SK]) for i in fresh}
-        self.table.batch_write(fresh, [k for k in stale if k not in fresh_keys])
+        # Tombstone markers too, for tombstones written before markers existed.
+        markers = {
+            keys.tomb_marker_sk(t["path_key"]): _marker_item(pk, t["path_key"])
+            for t in self.table.query(pk, "D#", projection=["path_key"])
+        }
+        self.table.batch_write(
+            [*fresh, *markers.values()], [k for k in stale if k not in fresh_keys]
+        )
         return len(fresh)
 
     # ------------------------------------------------------------------ search outbox
@@ -516,29 +584,59 @@ class DynamoVaultStore:
             raise
 
     def _commit(self, account_id: str, changes: Sequence[NoteChange], now: float) -> CommitResult:
-        plan = self._plan(account_id, changes, now)
+        try:
+            return self._commit_once(account_id, changes, now, optimistic=True)
+        except _StaleRead:
+            # An item this thread had just read, or a state assumed without a read, was no
+            # longer what is stored: plan again from fresh reads, as if nothing was cached.
+            self.recent.forget()
+            return self._commit_once(account_id, changes, now, optimistic=False)
+
+    def _commit_once(
+        self, account_id: str, changes: Sequence[NoteChange], now: float, *, optimistic: bool
+    ) -> CommitResult:
+        plan = self._plan(account_id, changes, now, optimistic=optimistic)
         actions = self._actions(plan)
         if not actions:
             return CommitResult(notes=plan.results, previous=plan.previous)
-        written_bodies: list[str] = []
+        link_puts, link_deletes = self._link_changes(plan)
         if len(actions) + 1 <= TRANSACT_MAX_ITEMS:
+            # Link items ride in the note's own transaction when they fit: one request
+            # fewer, and backlinks never lag the note they derive from.
+            link_actions = self._link_actions(link_puts, link_deletes)
+            inline = len(actions) + 1 + len(link_actions) <= TRANSACT_MAX_ITEMS
+            written_bodies: list[str] = []
             try:
                 for version_item, markdown in plan.new_versions:
                     self.bodies.put(version_item["body"], markdown)
                     written_bodies.append(version_item["body"])
-                self._transact(plan, [*actions, self._account_action(plan)])
+                self._transact(
+                    plan, [*actions, *(link_actions if inline else ()), self._account_action(plan)]
+                )
             except BaseException:
                 self.bodies.delete_quietly(written_bodies)
                 raise
+            if not inline:
+                self._write_links(plan, link_puts, link_deletes)
         else:
             from memvault.adapters.aws.bulk import apply_journaled
 
             apply_journaled(self, plan, self._actions(plan, trims=False), now=now)
-        self._after_commit(plan, trim_items=len(actions) + 1 > TRANSACT_MAX_ITEMS)
+            # A journaled commit trims the kept versions only once it has succeeded.
+            trimmed = [(plan.pk, keys.version_sk(n, v)) for n, v, _ in plan.trimmed_versions]
+            self._write_links(plan, link_puts, link_deletes + trimmed)
+        self._delete_trimmed_bodies(plan)
         return CommitResult(notes=plan.results, previous=plan.previous)
 
     def _load(self, plan: _Plan, sort_keys: Collection[str]) -> None:
         missing = [sk for sk in dict.fromkeys(sort_keys) if sk not in plan.originals]
+        if plan.optimistic:
+            for sk in list(missing):
+                cached = self.recent.take(plan.pk, sk)
+                if cached is not None:
+                    plan.originals[sk] = cached
+                    plan.unverified.add(sk)
+                    missing.remove(sk)
         if not missing:
             return
         found = self.table.batch_get([(plan.pk, sk) for sk in missing])
@@ -547,27 +645,53 @@ class DynamoVaultStore:
 
     def _preload(self, plan: _Plan, changes: Sequence[NoteChange]) -> None:
         note_keys: list[str] = []
+        destinations: list[str] = []
+        markers: list[str] = []
         for change in changes:
-            note_keys.append(keys.note_sk(paths.path_key(change.path)))
+            path_key = paths.path_key(change.path)
+            note_keys.append(keys.note_sk(path_key))
             if isinstance(change, MoveNote):
-                note_keys.append(keys.note_sk(paths.path_key(change.new_path)))
-        if len(note_keys) > PRELOAD_THRESHOLD:
+                destinations.append(keys.note_sk(paths.path_key(change.new_path)))
+            elif not isinstance(change, PutNote) or change.expected_version in (None, 0):
+                # A delete writes the tombstone marker; a put that may create reads it.
+                markers.append(keys.tomb_marker_sk(path_key))
+        if len(note_keys) + len(destinations) > PRELOAD_THRESHOLD:
             everything = {i[keys.TABLE_SK]: i for i in self._live_items(plan.account_id)}
             tombs: dict[str, Item] = {}
             for tomb in self.table.query(plan.pk, "D#"):
                 tombs[tomb[keys.TABLE_SK]] = tomb
-            for sk in note_keys:
+            present = {m[keys.TABLE_SK]: m for m in self.table.query(plan.pk, "DM#")}
+            for sk in note_keys + destinations:
                 plan.originals.setdefault(sk, everything.get(sk))
+            for sk in markers:
+                plan.originals.setdefault(sk, present.get(sk))
             plan.originals.update(tombs)
             plan.tombs_loaded = True
-        else:
-            self._load(plan, note_keys)
+            return
+        if plan.optimistic:
+            # Where a move lands is assumed free rather than read: the move's write is
+            # conditional on it, and an occupied destination fails that condition and is
+            # then read (and refused) on the retry.
+            for sk in destinations:
+                if sk not in note_keys and sk not in plan.originals:
+                    plan.originals[sk] = None
+                    plan.unverified.add(sk)
+        self._load(plan, note_keys + destinations + markers)
 
     def _tombs_for(self, plan: _Plan, path: str) -> list[Item]:
-        prefix = keys.tomb_prefix(paths.path_key(path))
-        if not plan.tombs_loaded:
-            for tomb in self.table.query(plan.pk, prefix):
-                plan.originals.setdefault(tomb[keys.TABLE_SK], tomb)
+        path_key = paths.path_key(path)
+        prefix = keys.tomb_prefix(path_key)
+        if not plan.tombs_loaded and prefix not in plan.tombs_queried:
+            marker = keys.tomb_marker_sk(path_key)
+            self._load(plan, [marker])
+            if plan.current(marker) is None:
+                # No delete ever left a tombstone here: nothing to query. The transaction
+                # checks the marker is still absent, so a racing delete cannot slip by.
+                plan.absent_checks.add(marker)
+            else:
+                plan.tombs_queried.add(prefix)
+                for tomb in self.table.query(plan.pk, prefix):
+                    plan.originals.setdefault(tomb[keys.TABLE_SK], tomb)
         return [
             item
             for sk in list(plan.originals) + list(plan.finals)
@@ -576,8 +700,10 @@ class DynamoVaultStore:
             and item["path"] == path
         ]
 
-    def _plan(self, account_id: str, changes: Sequence[NoteChange], now: float) -> _Plan:
-        plan = _Plan(account_id=account_id, pk=keys.account_pk(account_id))
+    def _plan(
+        self, account_id: str, changes: Sequence[NoteChange], now: float, *, optimistic: bool
+    ) -> _Plan:
+        plan = _Plan(account_id=account_id, pk=keys.account_pk(account_id), optimistic=optimistic)
         self._preload(plan, changes)
         for change in changes:
             if isinstance(change, PutNote):
@@ -595,6 +721,10 @@ class DynamoVaultStore:
                     "deleted_at": now,
                 }
                 plan.set(tomb[keys.TABLE_SK], tomb)
+                marker = keys.tomb_marker_sk(live["path_key"])
+                self._load(plan, [marker])
+                if plan.current(marker) is None:
+                    plan.set(marker, _marker_item(plan.pk, live["path_key"]))
                 plan.set_blind(keys.name_sk(live["name_key"], live["path_key"]), None)
                 plan.note_delta -= 1
                 plan.byte_delta -= live["size"]
@@ -626,17 +756,18 @@ class DynamoVaultStore:
         if live is not None and live["sha256"] == change.sha256:
             plan.results.append(_note_from(live, change.markdown))
             return
+        base = live
         if live is not None:
             note_id, version, created_at = live["note_id"], live["version"] + 1, live["created_at"]
             plan.byte_delta += change.size - live["size"]
         else:
             tombs = self._tombs_for(plan, change.path)
-            revived = max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
-            if revived is not None:
+            base = max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
+            if base is not None:
                 # Re-creating a deleted note revives it, so its history continues.
-                note_id, version = revived["note_id"], revived["version"] + 1
-                created_at = revived["created_at"]
-                plan.set(revived[keys.TABLE_SK], None)
+                note_id, version = base["note_id"], base["version"] + 1
+                created_at = base["created_at"]
+                plan.set(base[keys.TABLE_SK], None)
             else:
                 note_id, version, created_at = uuid.uuid4().hex, 1, now
             plan.note_delta += 1
@@ -646,6 +777,10 @@ class DynamoVaultStore:
                 keys.name_sk(name_key, path_key),
                 _name_item(plan.pk, name_key, path_key, change.path),
             )
+        token = uuid.uuid4().hex[:16]
+        body = keys.body_key(plan.account_id, note_id, version, token)
+        # The tokens of the kept versions' bodies, oldest first, ending at this version.
+        kept: list[str] = list(base.get("tokens") or ()) if base is not None else []
         item = {
             keys.TABLE_PK: plan.pk,
             keys.TABLE_SK: sk,
@@ -664,9 +799,9 @@ class DynamoVaultStore:
             "sha256": change.sha256,
             "created_at": created_at,
             "updated_at": now,
+            "body": body,
+            "tokens": [*kept, token][-VERSIONS_KEPT:],
         }
-        body = keys.body_key(plan.account_id, note_id, version, uuid.uuid4().hex[:16])
-        item["body"] = body
         plan.set(sk, item)
         version_item = {
             "body": body,
@@ -680,8 +815,17 @@ class DynamoVaultStore:
             "created_at": now,
         }
         plan.new_versions.append((version_item, change.markdown))
-        if version - VERSIONS_KEPT >= 1:
-            plan.trimmed_versions.append((note_id, version - VERSIONS_KEPT))
+        trimmed = version - VERSIONS_KEPT
+        if trimmed >= 1:
+            # ``kept`` covers versions version-len(kept) .. version-1; items written before
+            # tokens were kept have none, and their trimmed body is found by listing.
+            at = trimmed - (version - len(kept))
+            trimmed_body = (
+                keys.body_key(plan.account_id, note_id, trimmed, kept[at])
+                if 0 <= at < len(kept)
+                else None
+            )
+            plan.trimmed_versions.append((note_id, trimmed, trimmed_body))
         plan.results.append(_note_from(item, change.markdown))
 
     def _plan_move(self, plan: _Plan, change: MoveNote, now: float) -> None:
@@ -711,7 +855,7 @@ class DynamoVaultStore:
         plan.set_blind(
             keys.name_sk(name_key, new_key), _name_item(plan.pk, name_key, new_key, change.new_path)
         )
-        plan.results.append(_note_from(moved, self.bodies.get(live["body"])))
+        plan.results.append(_note_from(moved, self._body(live["body"])))
 
     def _actions(self, plan: _Plan, *, trims: bool = True) -> list[dict[str, Any]]:
         """Conditional writes taking every touched item from its original to its final state.
@@ -720,7 +864,8 @@ class DynamoVaultStore:
         (bulk) commit trims only once it has succeeded, so a rollback never needs them.
         """
         actions: list[dict[str, Any]] = []
-        for sk in plan.changed_keys():
+        changed = plan.changed_keys()
+        for sk in changed:
             original, final = plan.originals.get(sk), plan.finals[sk]
             if final is None:
                 action: dict[str, Any] = {
@@ -730,15 +875,23 @@ class DynamoVaultStore:
             else:
                 action = {"Put": {"TableName": self.table.name, "Item": serialize(final)}}
                 body = action["Put"]
-            if sk in plan.blind:
+            if sk in plan.blind and sk not in plan.absent_checks:
                 pass
             elif original is None:
                 body["ConditionExpression"] = "attribute_not_exists(pk)"
             elif "version" in original:
-                body["ConditionExpression"] = "#version = :v"
-                body["ExpressionAttributeNames"] = {"#version": "version"}
-                body["ExpressionAttributeValues"] = values({":v": original["version"]})
+                body.update(_unchanged_condition(original))
             actions.append(action)
+        for sk in sorted(plan.absent_checks.difference(changed)):
+            actions.append(
+                {
+                    "ConditionCheck": {
+                        "TableName": self.table.name,
+                        "Key": _key(plan.pk, sk),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+            )
         for version_item, _markdown in plan.new_versions:
             actions.append(
                 {
@@ -749,7 +902,7 @@ class DynamoVaultStore:
                     }
                 }
             )
-        for note_id, version in plan.trimmed_versions if trims else ():
+        for note_id, version, _body in plan.trimmed_versions if trims else ():
             actions.append(
                 {
                     "Delete": {
@@ -811,6 +964,8 @@ class DynamoVaultStore:
                 continue
             if "Update" in action:  # the account item
                 return self._account_refusal(plan)
+            if plan.optimistic and _action_sk(action) in plan.unverified | plan.absent_checks:
+                return _StaleRead()
             return Conflict(
                 "another writer changed these notes at the same time; re-read and retry",
                 code="version_conflict",
@@ -843,13 +998,10 @@ class DynamoVaultStore:
             code="vault_byte_limit",
         )
 
-    def _after_commit(self, plan: _Plan, *, trim_items: bool = False) -> None:
-        """Derived data, after the commit: link items, and bodies of trimmed versions
-        (and, after a journaled commit, the trimmed version items themselves)."""
+    def _link_changes(self, plan: _Plan) -> tuple[list[Item], list[tuple[str, str]]]:
+        """The derived link items the plan's note changes put and delete."""
         puts: list[Item] = []
         deletes: list[tuple[str, str]] = []
-        if trim_items:
-            deletes += [(plan.pk, keys.version_sk(n, v)) for n, v in plan.trimmed_versions]
         for sk in plan.changed_keys():
             if not sk.startswith(keys.NOTE_PREFIX):
                 continue
@@ -861,17 +1013,73 @@ class DynamoVaultStore:
         # A note moved within the batch: its old key deletes what its new key re-puts.
         put_keys = {(plan.pk, i[keys.TABLE_SK]) for i in puts}
         deletes = [d for d in dict.fromkeys(deletes) if d not in put_keys]
+        return puts, deletes
+
+    def _link_actions(
+        self, puts: Sequence[Item], deletes: Sequence[tuple[str, str]]
+    ) -> list[dict[str, Any]]:
+        # Unconditional: link items follow from the note items, whose conditions hold.
+        name = self.table.name
+        return [{"Put": {"TableName": name, "Item": serialize(i)}} for i in puts] + [
+            {"Delete": {"TableName": name, "Key": _key(pk, sk)}} for pk, sk in deletes
+        ]
+
+    def _write_links(
+        self, plan: _Plan, puts: Sequence[Item], deletes: Sequence[tuple[str, str]]
+    ) -> None:
+        """Derived items after a commit too large to carry them (``memvault reindex``
+        rebuilds them should this fail)."""
+        if not puts and not deletes:
+            return
         try:
             self.table.batch_write(puts, deletes)
         except Exception:
             log.exception("link index update failed", extra={"account_id": plan.account_id})
-        if plan.trimmed_versions:
-            self.bodies.delete_versions_quietly(plan.account_id, plan.trimmed_versions)
+
+    def _delete_trimmed_bodies(self, plan: _Plan) -> None:
+        """Bodies of versions trimmed past the 50 kept: by exact key (one request), or by
+        listing for versions written before their tokens were kept."""
+        exact = [body for _n, _v, body in plan.trimmed_versions if body is not None]
+        if exact:
+            self.bodies.delete_quietly(exact)
+        unknown = [(n, v) for n, v, body in plan.trimmed_versions if body is None]
+        if unknown:
+            self.bodies.delete_versions_quietly(plan.account_id, unknown)
 
 
 # ---------------------------------------------------------------------- helpers
 def _key(pk: str, sk: str) -> dict[str, Any]:
     return {keys.TABLE_PK: {"S": pk}, keys.TABLE_SK: {"S": sk}}
+
+
+def _action_sk(action: dict[str, Any]) -> str | None:
+    body = next(iter(action.values()))
+    item_key = body.get("Key") or body.get("Item") or {}
+    sk: str | None = item_key.get(keys.TABLE_SK, {}).get("S")
+    return sk
+
+
+def _unchanged_condition(original: Item) -> dict[str, Any]:
+    """The write condition that ``original`` is still what is stored. For a note item,
+    version, path and note id together pin every attribute but the update time (which
+    a move sets, and a move keeps the version), so an item taken from a recent read is
+    as good as one read in this commit."""
+    condition = "#version = :v"
+    names = {"#version": "version"}
+    attrs: dict[str, Any] = {":v": original["version"]}
+    if "note_id" in original and "path" in original:
+        condition += " AND #note_id = :id AND #path = :path"
+        names |= {"#note_id": "note_id", "#path": "path"}
+        attrs |= {":id": original["note_id"], ":path": original["path"]}
+    return {
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values(attrs),
+    }
+
+
+def _marker_item(pk: str, path_key: str) -> Item:
+    return {keys.TABLE_PK: pk, keys.TABLE_SK: keys.tomb_marker_sk(path_key), "path_key": path_key}
 
 
 def _without_recent(item: Item) -> Item:

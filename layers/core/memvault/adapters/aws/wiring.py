@@ -12,6 +12,7 @@ from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.budgets import DynamoRateLimiter
 from memvault.adapters.aws.clients import error_code, make_client
 from memvault.adapters.aws.dynamo import Table
+from memvault.adapters.aws.key_cache import KeyCachingStore
 from memvault.adapters.aws.search import OpenSearchIndex
 from memvault.adapters.aws.search import make_client as make_search_client
 from memvault.adapters.aws.store import DynamoVaultStore
@@ -44,7 +45,9 @@ def build(
     if check:
         check_resources(ddb, s3, settings)
         index.check()
-    return DynamoVaultStore(table, bodies), index, DynamoRateLimiter(table, policy)
+    # Keys by hash are cached for 30 s (key_cache.py): a revocation made elsewhere takes
+    # up to that long to reach this process.
+    return KeyCachingStore(table, bodies), index, DynamoRateLimiter(table, policy)
 
 
 def check_resources(ddb: object, s3: object, settings: Settings) -> None:

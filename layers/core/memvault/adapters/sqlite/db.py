@@ -35,7 +35,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
     mcp INTEGER NOT NULL,
     admin INTEGER NOT NULL,
     created_at REAL NOT NULL,
-    revoked_at REAL
+    revoked_at REAL,
+    recall_notes INTEGER NOT NULL DEFAULT 5,
+    recall_tokens INTEGER NOT NULL DEFAULT 2000,
+    spend_cap_micros INTEGER
 );
 CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys(account_id, created_at);
 
@@ -117,6 +120,29 @@ CREATE TABLE IF NOT EXISTS budgets (
 """
 
 
+# Columns added after the first release: a database made before them gets them (with
+# their defaults) when it is opened, so existing embedded installs keep working.
+# (table, column, declaration)
+ADDED_COLUMNS: list[tuple[str, str, str]] = [
+    ("api_keys", "recall_notes", "INTEGER NOT NULL DEFAULT 5"),
+    ("api_keys", "recall_tokens", "INTEGER NOT NULL DEFAULT 2000"),
+    ("api_keys", "spend_cap_micros", "INTEGER"),
+]
+
+
+def migrate_columns(conn: sqlite3.Connection) -> None:
+    for table, column, declaration in ADDED_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column in present:
+            continue
+        try:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        except sqlite3.OperationalError as exc:
+            # Another process opening the same file added it first.
+            if "duplicate column" not in str(exc):
+                raise
+
+
 class Database:
     """Thread-local connections to one SQLite file, schema created on first use."""
 
@@ -130,6 +156,7 @@ class Database:
         self._applied: set[int] = set()
         with self._schema_lock:
             self._apply_schemas(self.connection())
+            migrate_columns(self.connection())
 
     def add_schema(self, script: str) -> None:
         """Adapters sharing the file (search, budgets) bring their own tables."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 
@@ -119,6 +120,8 @@ class SqliteSearchIndex:
         self._bm25 = _bm25_sql()
         self._score = _score_sql(self._bm25, "r.")
         self._candidate_score = _score_sql("c.bm25", "r.")
+        # ``_bound`` of a match's relevance, with the same float operations.
+        self._reach = f"max(-{self._bm25} * :max_multiplier, -{self._bm25})"
         self._configure()
 
     def _configure(self) -> None:
@@ -139,34 +142,53 @@ class SqliteSearchIndex:
         if not docs:
             return
         with self.db.transaction() as conn:
+            by_path = {doc.path: doc for doc in docs}
+            if len(by_path) != len(docs):
+                # The same path twice: the last document wins, as writing them in turn would.
+                docs = list(by_path.values())
+            existing = self._rowids(conn, account_id, list(by_path))
+            # New rows get the rowids SQLite would hand out one by one (max + 1 onwards;
+            # this transaction holds the write lock), so each text row can be written
+            # with its search_rows row in one statement per table, in rowid order.
+            next_rowid = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM search_rows")
+            base = int(next_rowid.fetchone()[0])
+            rowids: list[int] = []
+            fresh: list[tuple[object, ...]] = []
             for doc in docs:
-                row = conn.execute(
-                    "SELECT rowid FROM search_rows WHERE account_id = ? AND path = ?",
-                    (account_id, doc.path),
-                ).fetchone()
-                if row is None:
-                    rowid = conn.execute(
-                        "INSERT INTO search_rows (account_id, path, updated_at, inbound,"
-                        " tag_keys) VALUES (?, ?, ?, ?, ?)",
+                found = existing.get(doc.path)
+                if found is None:
+                    found = base + len(fresh)
+                    fresh.append(
                         (
+                            found,
                             account_id,
                             doc.path,
                             doc.updated_at,
                             doc.inbound_links,
                             _tag_keys(doc.tags),
-                        ),
-                    ).lastrowid
-                else:
-                    rowid = row[0]
-                    conn.execute(
-                        "UPDATE search_rows SET updated_at = ?, inbound = ?, tag_keys = ?"
-                        " WHERE rowid = ?",
-                        (doc.updated_at, doc.inbound_links, _tag_keys(doc.tags), rowid),
+                        )
                     )
-                    conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
-                conn.execute(
-                    "INSERT INTO search_fts (rowid, account, path, title, tags, body, note_id,"
-                    " tags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rowids.append(found)
+            conn.executemany(
+                "UPDATE search_rows SET updated_at = ?, inbound = ?, tag_keys = ? WHERE rowid = ?",
+                [
+                    (doc.updated_at, doc.inbound_links, _tag_keys(doc.tags), existing[doc.path])
+                    for doc in docs
+                    if doc.path in existing
+                ],
+            )
+            conn.executemany(
+                "DELETE FROM search_fts WHERE rowid = ?", [(r,) for r in existing.values()]
+            )
+            conn.executemany(
+                "INSERT INTO search_rows (rowid, account_id, path, updated_at, inbound,"
+                " tag_keys) VALUES (?, ?, ?, ?, ?, ?)",
+                fresh,
+            )
+            conn.executemany(
+                "INSERT INTO search_fts (rowid, account, path, title, tags, body, note_id,"
+                " tags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
                     (
                         rowid,
                         account_id,
@@ -176,8 +198,24 @@ class SqliteSearchIndex:
                         doc.body,
                         doc.note_id,
                         json.dumps(doc.tags),
-                    ),
-                )
+                    )
+                    for rowid, doc in zip(rowids, docs, strict=True)
+                ],
+            )
+
+    @staticmethod
+    def _rowids(conn: sqlite3.Connection, account_id: str, paths: list[str]) -> dict[str, int]:
+        """The rowids of these paths' rows, for those the index holds."""
+        found: dict[str, int] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                f"SELECT path, rowid FROM search_rows WHERE account_id = ? AND path IN ({marks})",
+                [account_id, *chunk],
+            ).fetchall()
+            found.update((str(r[0]), int(r[1])) for r in rows)
+        return found
 
     def delete(self, account_id: str, paths: Collection[str]) -> None:
         if not paths:
@@ -254,7 +292,12 @@ class SqliteSearchIndex:
     ) -> list[tuple[int, float, str]]:
         """(rowid, score, path) of the best ``query.limit`` matches, best first: the answer
         of ``ORDER BY score DESC, path LIMIT n`` over every match that passes the filters."""
-        params: dict[str, object] = {"match": match, "account": account_id, "now": now}
+        params: dict[str, object] = {
+            "match": match,
+            "account": account_id,
+            "now": now,
+            "limit": query.limit,
+        }
         conditions = ["r.account_id = :account"]
         if query.folder:
             conditions.append("substr(r.path, 1, :folder_len) = :folder")
@@ -268,86 +311,59 @@ class SqliteSearchIndex:
         where = " AND ".join(conditions)
         # A folder or tag filter can reject most of the leading matches, so walking them
         # rarely settles anything: such searches rank in SQL directly.
+        floor = -math.inf
         if not (query.folder or query.tag):
-            found = self._walk(conn, match, where, params, query.limit)
+            found, floor = self._walk(conn, where, params, query.limit)
             if found is not None:
                 return found
+        # Every match that passes the filters, ranked in SQL; after a walk, only those whose
+        # best possible score reaches its floor are read and scored (the rest cannot rank).
+        reach = ""
+        if floor > -math.inf:
+            reach = f" AND {self._reach} >= :floor"
+            params.update(floor=floor, max_multiplier=ranking.MAX_MULTIPLIER)
         rows = conn.execute(
             f"SELECT search_fts.rowid, {self._score} AS score, r.path FROM search_fts"
             " JOIN search_rows AS r ON r.rowid = search_fts.rowid"
-            f" WHERE search_fts MATCH :match AND {where}"
+            f" WHERE search_fts MATCH :match{reach} AND {where}"
             " ORDER BY score DESC, r.path LIMIT :limit",
-            {**params, "limit": query.limit},
+            params,
         ).fetchall()
         return [(int(r[0]), float(r[1]), str(r[2])) for r in rows]
 
     def _walk(
-        self,
-        conn: sqlite3.Connection,
-        match: str,
-        where: str,
-        params: Mapping[str, object],
-        limit: int,
-    ) -> list[tuple[int, float, str]] | None:
-        """The answer from the leading matches by relevance, or None if they cannot settle it.
+        self, conn: sqlite3.Connection, where: str, params: Mapping[str, object], limit: int
+    ) -> tuple[list[tuple[int, float, str]] | None, float]:
+        """(the answer, _) from the leading matches by relevance; or (None, floor) when they
+        cannot settle it, floor being a score every match in the answer reaches.
 
-        Relevance comes from the index alone (what a plain ``ORDER BY bm25`` costs); only
-        the rows walked are read, for their score. The multiplier is at most
-        ranking.MAX_MULTIPLIER, so once the n-th best score found beats the best score a
-        match of the next relevance could reach, no later match can make the answer.
+        The leading matches come from the index alone (what a plain ``ORDER BY bm25``
+        costs), and only their stored rows are read, for their score. The multiplier is at
+        most ranking.MAX_MULTIPLIER, so once the n-th best score found beats the best score
+        a match of the last relevance walked could reach, no later match makes the answer.
         """
         walk = max(_WALK, _WALK_PER_RESULT * limit)
-        ranked: list[tuple[int, float]] = conn.execute(
-            f"SELECT rowid, {self._bm25} FROM search_fts WHERE search_fts MATCH :match"
-            " ORDER BY 2 LIMIT :walk",
-            {"match": match, "walk": walk},
+        rows: list[tuple[int, float, float | None, str | None]] = conn.execute(
+            f"SELECT c.rid, c.bm25, CASE WHEN {where} THEN {self._candidate_score} END, r.path"
+            f" FROM (SELECT rowid AS rid, {self._bm25} AS bm25 FROM search_fts"
+            " WHERE search_fts MATCH :match ORDER BY 2 LIMIT :walk) AS c"
+            " LEFT JOIN search_rows AS r ON r.rowid = c.rid",
+            {**params, "walk": walk},
         ).fetchall()
-        best: list[tuple[int, float, str]] = []
-        done = 0  # ranked[:done] are scored
-        size = limit
-        while done < len(ranked):
-            end = min(done + size, len(ranked))
-            if len(best) >= limit:
-                # Only matches that could still beat the n-th best score found are scored.
-                cut = done
-                while cut < end and _bound(-ranked[cut][1]) >= best[-1][1]:
-                    cut += 1
-                if cut == done:
-                    return best  # settled: no later match can make the answer
-                end = cut
-            best = self._merge(best, self._scored(conn, ranked[done:end], where, params), limit)
-            done, size = end, 2 * size
-        if len(ranked) < walk:  # that was every match
-            return best
-        # Matches past the walk rank at most like the last one walked.
-        return best if len(best) >= limit and _bound(-ranked[-1][1]) < best[-1][1] else None
-
-    @staticmethod
-    def _merge(
-        best: list[tuple[int, float, str]], more: list[tuple[int, float, str]], limit: int
-    ) -> list[tuple[int, float, str]]:
-        return sorted(best + more, key=lambda hit: (-hit[1], hit[2]))[:limit]
-
-    def _scored(
-        self,
-        conn: sqlite3.Connection,
-        candidates: Sequence[tuple[int, float]],
-        where: str,
-        params: Mapping[str, object],
-    ) -> list[tuple[int, float, str]]:
-        """The candidates that pass the filters, with their final score (the same SQL)."""
-        values = ", ".join(f"(:r{i}, :b{i})" for i in range(len(candidates)))
-        bound = dict(params)
-        for i, (rowid, bm25) in enumerate(candidates):
-            bound[f"r{i}"] = rowid
-            bound[f"b{i}"] = bm25
-        rows = conn.execute(
-            f"WITH c(rid, bm25) AS (VALUES {values})"
-            f" SELECT c.rid, {self._candidate_score} AS score, r.path FROM c"
-            f" JOIN search_rows AS r ON r.rowid = c.rid WHERE {where}",
-            bound,
-        ).fetchall()
-        return [(int(r[0]), float(r[1]), str(r[2])) for r in rows]
+        best = sorted(
+            ((rid, score, str(path)) for rid, _, score, path in rows if score is not None),
+            key=lambda hit: (-hit[1], hit[2]),
+        )
+        del best[limit:]
+        if len(rows) < walk:  # that was every match
+            return best, -math.inf
+        if len(best) < limit:  # too few of them pass the filters to say anything
+            return None, -math.inf
+        # Matches past the walk rank at most like the least relevant one walked.
+        nth = best[-1][1]
+        if _bound(-max(bm25 for _, bm25, _, _ in rows)) < nth:
+            return best, -math.inf
+        return None, nth
 
     def _hits(
         self, conn: sqlite3.Connection, any_term: str, rowids: Sequence[int]

@@ -15,6 +15,7 @@ from memvault.domain.models import (
     Account,
     ApiKey,
     BacklinkSource,
+    KeySettings,
     Limits,
     LinkRef,
     MoveNote,
@@ -65,6 +66,16 @@ def _note(row: sqlite3.Row) -> Note:
     )
 
 
+def _select_note(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> Note | None:
+    row = conn.execute(
+        f"SELECT {_NOTE_COLUMNS}, v.markdown FROM notes n"
+        " JOIN versions v ON v.note_id = n.id AND v.version = n.version"
+        f" WHERE {where}",
+        params,
+    ).fetchone()
+    return _note(row) if row else None
+
+
 def _account(row: sqlite3.Row) -> Account:
     return Account(
         id=row["id"],
@@ -86,6 +97,9 @@ def _key(row: sqlite3.Row) -> ApiKey:
         admin=bool(row["admin"]),
         created_at=row["created_at"],
         revoked_at=row["revoked_at"],
+        recall_notes=row["recall_notes"],
+        recall_tokens=row["recall_tokens"],
+        spend_cap_micros=row["spend_cap_micros"],
     )
 
 
@@ -132,7 +146,8 @@ class SqliteVaultStore:
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, recall, tools, mcp,"
-                " admin, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " admin, created_at, revoked_at, recall_notes, recall_tokens, spend_cap_micros)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key.id,
                     key.account_id,
@@ -145,6 +160,9 @@ class SqliteVaultStore:
                     int(key.admin),
                     key.created_at,
                     key.revoked_at,
+                    key.recall_notes,
+                    key.recall_tokens,
+                    key.spend_cap_micros,
                 ),
             )
 
@@ -175,9 +193,27 @@ class SqliteVaultStore:
         return [_key(r) for r in rows]
 
     def update_key(
-        self, account_id: str, key_id: str, *, toggles: Toggles | None, revoked_at: float | None
+        self,
+        account_id: str,
+        key_id: str,
+        *,
+        toggles: Toggles | None,
+        revoked_at: float | None,
+        settings: KeySettings | None = None,
     ) -> ApiKey:
         with self.db.transaction() as conn:
+            if settings is not None:
+                conn.execute(
+                    "UPDATE api_keys SET recall_notes = ?, recall_tokens = ?, spend_cap_micros = ?"
+                    " WHERE account_id = ? AND id = ?",
+                    (
+                        settings.recall_notes,
+                        settings.recall_tokens,
+                        settings.spend_cap_micros,
+                        account_id,
+                        key_id,
+                    ),
+                )
             if toggles is not None:
                 conn.execute(
                     "UPDATE api_keys SET recall = ?, tools = ?, mcp = ?"
@@ -199,13 +235,7 @@ class SqliteVaultStore:
     def _select_note(
         self, conn: sqlite3.Connection, where: str, params: Sequence[object]
     ) -> Note | None:
-        row = conn.execute(
-            f"SELECT {_NOTE_COLUMNS}, v.markdown FROM notes n"
-            " JOIN versions v ON v.note_id = n.id AND v.version = n.version"
-            f" WHERE {where}",
-            params,
-        ).fetchone()
-        return _note(row) if row else None
+        return _select_note(conn, where, params)
 
     def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
         conn = self.db.connection()
@@ -343,8 +373,6 @@ class SqliteVaultStore:
 
     # ------------------------------------------------------------------ notes: commit
     def commit(self, account_id: str, changes: Sequence[NoteChange], *, now: float) -> CommitResult:
-        results: list[Note | None] = []
-        previous: list[PriorState | None] = []
         with self.db.transaction() as conn:
             before = conn.execute(
                 "SELECT note_count, total_bytes, max_notes, max_bytes FROM accounts WHERE id = ?",
@@ -352,29 +380,39 @@ class SqliteVaultStore:
             ).fetchone()
             if before is None:
                 raise NotFound(f"no account {account_id!r}", code="account_not_found")
-            for change in changes:
-                if isinstance(change, PutNote):
-                    live = self._live_by_key(conn, account_id, change.path)
-                    previous.append(self._prior(conn, live))
-                    results.append(self._put(conn, account_id, change, now, live))
-                elif isinstance(change, MoveNote):
-                    live = self._require_live(
-                        conn, account_id, change.path, change.expected_version
-                    )
-                    previous.append(self._prior(conn, live))
-                    results.append(self._move(conn, account_id, change, now, live))
-                else:
-                    live = self._require_live(
-                        conn, account_id, change.path, change.expected_version
-                    )
-                    previous.append(self._prior(conn, live))
-                    self._delete(conn, account_id, live, now)
-                    results.append(None)
+            batch = list(changes)
+            puts = _distinct_puts(batch)
+            if puts is not None:
+                results, previous = _BulkPut(conn, account_id, now).apply(puts)
+            else:
+                results, previous = self._apply(conn, account_id, batch, now)
             after = conn.execute(
                 "SELECT note_count, total_bytes FROM accounts WHERE id = ?", (account_id,)
             ).fetchone()
             _check_quota(before, after)
         return CommitResult(notes=results, previous=previous)
+
+    def _apply(
+        self, conn: sqlite3.Connection, account_id: str, changes: list[NoteChange], now: float
+    ) -> tuple[list[Note | None], list[PriorState | None]]:
+        """Apply changes one by one, each seeing the ones before it."""
+        results: list[Note | None] = []
+        previous: list[PriorState | None] = []
+        for change in changes:
+            if isinstance(change, PutNote):
+                live = self._live_by_key(conn, account_id, change.path)
+                previous.append(self._prior(conn, live))
+                results.append(self._put(conn, account_id, change, now, live))
+            elif isinstance(change, MoveNote):
+                live = self._require_live(conn, account_id, change.path, change.expected_version)
+                previous.append(self._prior(conn, live))
+                results.append(self._move(conn, account_id, change, now, live))
+            else:
+                live = self._require_live(conn, account_id, change.path, change.expected_version)
+                previous.append(self._prior(conn, live))
+                self._delete(conn, account_id, live, now)
+                results.append(None)
+        return results, previous
 
     def _prior(self, conn: sqlite3.Connection, live: sqlite3.Row | None) -> PriorState | None:
         if live is None:
@@ -715,6 +753,235 @@ class SqliteVaultStore:
             .fetchall()
         )
         return [r["account_id"] for r in rows]
+
+
+# ---------------------------------------------------------------------- bulk puts
+# A commit of many puts (an import) applies them with one statement per table, not
+# ~15 per note. It reads what the per-note path reads, checks every change in order
+# before writing anything (so it raises the error the first failing change would), and
+# leaves the same rows and returns the same notes as applying the puts one by one.
+BULK_MIN_CHANGES = 2
+
+
+def _distinct_puts(changes: list[NoteChange]) -> list[PutNote] | None:
+    """The changes, when they are enough puts to distinct notes to apply in bulk."""
+    if len(changes) < BULK_MIN_CHANGES:
+        return None
+    puts = [c for c in changes if isinstance(c, PutNote)]
+    if len(puts) != len(changes):
+        return None
+    # Two puts to one note depend on each other's outcome: those go one by one.
+    if len({paths.path_key(p.path) for p in puts}) != len(puts):
+        return None
+    return puts
+
+
+class _BulkPut:
+    def __init__(self, conn: sqlite3.Connection, account_id: str, now: float) -> None:
+        self.conn = conn
+        self.account_id = account_id
+        self.now = now
+
+    def apply(self, puts: list[PutNote]) -> tuple[list[Note | None], list[PriorState | None]]:
+        conn, account_id, now = self.conn, self.account_id, self.now
+        live = self._live([paths.path_key(p.path) for p in puts])
+        prior_links = self._links_of([row["id"] for row in live.values()])
+        revivable = self._has_deleted()
+        results: list[Note | None] = []
+        previous: list[PriorState | None] = []
+        inserts: list[tuple[object, ...]] = []
+        updates: list[tuple[object, ...]] = []
+        rewritten: list[str] = []  # existing note rows whose tags and links are replaced
+        written: list[tuple[PutNote, str, int, int]] = []  # (change, id, version, size)
+        added_notes = 0
+        added_bytes = 0
+        for put in puts:
+            row = live.get(paths.path_key(put.path))
+            previous.append(
+                None
+                if row is None
+                else PriorState(
+                    path=row["path"], version=row["version"], links=prior_links.get(row["id"], ())
+                )
+            )
+            if row is not None and row["path"] != put.path:
+                raise Conflict(
+                    f"a note already exists at {row['path']!r}; paths differing only in case"
+                    " name the same note",
+                    code="path_case_conflict",
+                )
+            check_expected(put.path, put.expected_version, row["version"] if row else None)
+            size = put.size
+            if row is not None and row["sha256"] == put.sha256:
+                results.append(_select_note(conn, "n.id = ?", (row["id"],)))
+                continue  # identical markdown: no new version
+            tags_json = json.dumps(put.tags)
+            if row is not None:
+                note_id, version, created_at = row["id"], row["version"] + 1, row["created_at"]
+                updates.append((put.title, tags_json, version, size, put.sha256, now, note_id))
+                rewritten.append(note_id)
+                added_bytes += size - row["size"]
+            else:
+                deleted = self._deleted(put.path) if revivable else None
+                if deleted is not None:
+                    # Re-creating a deleted note revives it, so its history continues.
+                    note_id, version = deleted["id"], deleted["version"] + 1
+                    created_at = deleted["created_at"]
+                    conn.execute(
+                        "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
+                        " updated_at = ?, deleted_at = NULL WHERE id = ?",
+                        (put.title, tags_json, version, size, put.sha256, now, note_id),
+                    )
+                    rewritten.append(note_id)
+                else:
+                    note_id, version, created_at = uuid.uuid4().hex, 1, now
+                    inserts.append(
+                        (
+                            note_id,
+                            account_id,
+                            put.path,
+                            paths.path_key(put.path),
+                            paths.link_key(put.path),
+                            paths.name_key(put.path),
+                            put.title,
+                            tags_json,
+                            version,
+                            size,
+                            put.sha256,
+                            now,
+                            now,
+                        )
+                    )
+                added_notes += 1
+                added_bytes += size
+            written.append((put, note_id, version, size))
+            results.append(
+                Note(
+                    id=note_id,
+                    path=put.path,
+                    title=put.title,
+                    tags=tuple(put.tags),
+                    version=version,
+                    size=size,
+                    created_at=created_at,
+                    updated_at=now,
+                    markdown=put.markdown,
+                    sha256=put.sha256,
+                )
+            )
+        self._write(inserts, updates, rewritten, written)
+        if added_notes or added_bytes:
+            conn.execute(
+                "UPDATE accounts SET note_count = note_count + ?, total_bytes = total_bytes + ?"
+                " WHERE id = ?",
+                (added_notes, added_bytes, account_id),
+            )
+        return results, previous
+
+    def _write(
+        self,
+        inserts: list[tuple[object, ...]],
+        updates: list[tuple[object, ...]],
+        rewritten: list[str],
+        written: list[tuple[PutNote, str, int, int]],
+    ) -> None:
+        conn, account_id, now = self.conn, self.account_id, self.now
+        conn.executemany(
+            "INSERT INTO notes (id, account_id, path, path_key, link_key, name_key, title, tags,"
+            " version, size, sha256, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            inserts,
+        )
+        conn.executemany(
+            "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
+            " updated_at = ? WHERE id = ?",
+            updates,
+        )
+        conn.executemany(
+            "INSERT INTO versions (note_id, version, account_id, path, size, sha256, markdown,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (note_id, version, account_id, put.path, size, put.sha256, put.markdown, now)
+                for put, note_id, version, size in written
+            ],
+        )
+        conn.executemany(
+            "DELETE FROM versions WHERE note_id = ? AND version <= ?",
+            [
+                (note_id, version - VERSIONS_KEPT)
+                for _, note_id, version, _ in written
+                if version > VERSIONS_KEPT
+            ],
+        )
+        conn.executemany("DELETE FROM note_tags WHERE note_id = ?", [(i,) for i in rewritten])
+        conn.executemany("DELETE FROM links WHERE note_id = ?", [(i,) for i in rewritten])
+        conn.executemany(
+            "INSERT INTO note_tags (note_id, account_id, tag_key, tag) VALUES (?, ?, ?, ?)",
+            [
+                (note_id, account_id, key, tag)
+                for put, note_id, _, _ in written
+                for key, tag in _unique_tags(put.tags)
+            ],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO links (note_id, account_id, target_key, has_folder)"
+            " VALUES (?, ?, ?, ?)",
+            [
+                (note_id, account_id, link.target_key, int(link.has_folder))
+                for put, note_id, _, _ in written
+                for link in put.links
+            ],
+        )
+
+    def _live(self, path_keys: list[str]) -> dict[str, sqlite3.Row]:
+        found: dict[str, sqlite3.Row] = {}
+        for chunk in _chunks(path_keys):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                "SELECT id, path, path_key, version, size, sha256, created_at FROM notes"
+                f" WHERE account_id = ? AND path_key IN ({marks}) AND deleted_at IS NULL",
+                [self.account_id, *chunk],
+            ).fetchall()
+            found.update((r["path_key"], r) for r in rows)
+        return found
+
+    def _links_of(self, note_ids: list[str]) -> dict[str, tuple[LinkRef, ...]]:
+        found: dict[str, list[LinkRef]] = {}
+        for chunk in _chunks(note_ids):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                "SELECT note_id, target_key, has_folder FROM links"
+                f" WHERE note_id IN ({marks}) ORDER BY note_id, target_key",
+                chunk,
+            ).fetchall()
+            for r in rows:
+                found.setdefault(r["note_id"], []).append(
+                    LinkRef(r["target_key"], bool(r["has_folder"]))
+                )
+        return {note_id: tuple(refs) for note_id, refs in found.items()}
+
+    def _has_deleted(self) -> bool:
+        row = self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM notes WHERE account_id = ? AND deleted_at IS NOT NULL)",
+            (self.account_id,),
+        ).fetchone()
+        return bool(row[0])
+
+    def _deleted(self, path: str) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self.conn.execute(
+            "SELECT id, version, created_at FROM notes WHERE account_id = ? AND path = ?"
+            " AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
+            (self.account_id, path),
+        ).fetchone()
+        return row
+
+
+def _unique_tags(tags: Sequence[str]) -> list[tuple[str, str]]:
+    """(tag_key, tag) per tag, the first spelling of each case-insensitive tag."""
+    seen: dict[str, str] = {}
+    for tag in tags:
+        seen.setdefault(tag.casefold(), tag)
+    return list(seen.items())
 
 
 def _chunks(items: list[str], size: int = 500) -> list[list[str]]:

@@ -1,0 +1,325 @@
+"""The gateway's own overhead: the same requests straight to the upstream and through memvault.
+
+    .venv/bin/python bench/gateway.py                  # 10k notes, ~3 min with the import
+    .venv/bin/python bench/gateway.py --notes 1000 --reps 3 --json
+
+Setup, all on 127.0.0.1:
+- the scripted upstream (tests/upstream, the one stand-in: no provider is reachable here)
+  in its own process, answering every chat completion at once;
+- memvault (`memvault serve`, embedded backend) in its own process, in front of it, with
+  a synthetic vault (bench/synth.py, 10k notes of ~5 kB by default) and a key with recall
+  on (5 notes, 2,000 tokens: the defaults);
+- this process as the client: one keep-alive connection per path.
+
+Each user message of the synthetic query set ("What do my notes say about <query>?") is
+sent, interleaved and in alternating order, three ways: straight to the upstream; through
+memvault with recall on; and through memvault with recall and the memory tools on (the
+model answers without calling them). Non-streaming requests are timed to the last byte,
+streaming ones to the first body byte (TTFB). Printed: p50/p99 per path, what memvault
+adds (the difference of the medians and of the p99s), the `x-gateway-overhead-ms` header
+next to that difference, and the import time of the app module (python -X importtime,
+median of 5 runs) as a proxy for a Lambda cold start. Targets (never asserted): added
+p50 ≤ 5 ms, p99 ≤ 25 ms, streaming TTFB added ≤ 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from memvault.container import build_services  # noqa: E402
+from memvault.domain.models import Toggles  # noqa: E402
+from memvault.services.accounts import LOCAL_ACCOUNT_ID  # noqa: E402
+from memvault.services.context import Caller, Surface  # noqa: E402
+from memvault.settings import Settings  # noqa: E402
+from synth import VaultGenerator  # noqa: E402
+
+SEED = 1
+MODEL = "gpt-4o-mini"
+TARGET_P50_MS = 5.0
+TARGET_P99_MS = 25.0
+TARGET_TTFB_MS = 5.0
+UPSTREAM_SCRIPT = """
+import sys, time
+sys.path.insert(0, {repo!r})
+from tests.upstream import Reply, ScriptedUpstream
+up = ScriptedUpstream().start()
+answer = Reply(text="Here is what I found in your notes.", input_tokens=900, output_tokens=9)
+up.set_default(answer)
+print(up.base_url, flush=True)
+while True:
+    time.sleep(60)
+    up.reset()  # forget recorded requests, keep answering
+    up.set_default(answer)
+"""
+
+
+def log(message: str) -> None:
+    print(f"[gateway-bench] {message}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))]
+
+
+def wait_until_up(url: str, proc: subprocess.Popen[bytes], path: str = "/healthz") -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{url} exited with {proc.returncode}")
+        try:
+            httpx.get(url + path, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def prepare_vault(data_dir: Path, notes: int) -> tuple[str, str, list[str]]:
+    """The vault loaded, two keys (recall; recall + tools) and the queries."""
+    settings = Settings(backend="sqlite", data_dir=data_dir, log_level="WARNING")
+    svc = build_services(settings, clock=time.time)
+    issued = svc.accounts.bootstrap_local()
+    assert issued is not None
+    gen = VaultGenerator(notes, seed=SEED)
+    zip_path = data_dir.parent / "vault.zip"
+    gen.write_zip(zip_path)
+    started = time.perf_counter()
+    with zip_path.open("rb") as fh:
+        report = svc.transfer.import_zip(Caller(LOCAL_ACCOUNT_ID, Surface.REST), fh)
+    log(f"imported {report.created} notes in {time.perf_counter() - started:.1f} s")
+    recall = svc.accounts.issue_key(LOCAL_ACCOUNT_ID, name="recall", toggles=Toggles(recall=True))
+    both = svc.accounts.issue_key(
+        LOCAL_ACCOUNT_ID, name="recall+tools", toggles=Toggles(recall=True, tools=True)
+    )
+    queries = [f"What do my notes say about {q}?" for _, q in gen.queries()]
+    return recall.secret, both.secret, queries
+
+
+def body(question: str, *, stream: bool) -> dict[str, Any]:
+    return {
+        "model": MODEL,
+        "max_tokens": 64,
+        "stream": stream,
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": question},
+        ],
+    }
+
+
+def timed(client: httpx.Client, path: str, payload: dict[str, Any]) -> tuple[float, float | None]:
+    """(milliseconds to the last byte or, for streams, to the first body byte; header)."""
+    start = time.perf_counter()
+    with client.stream("POST", path, json=payload) as response:
+        if response.status_code != 200:
+            raise RuntimeError(f"{path}: HTTP {response.status_code}: {response.read()[:300]!r}")
+        header = response.headers.get("x-gateway-overhead-ms")
+        if payload["stream"]:
+            chunks = response.iter_raw()
+            next(chunks)
+            elapsed = (time.perf_counter() - start) * 1000.0
+            for _ in chunks:
+                pass
+        else:
+            response.read()
+            elapsed = (time.perf_counter() - start) * 1000.0
+    return elapsed, float(header) if header is not None else None
+
+
+def run(notes: int, reps: int, warmup: int) -> dict[str, Any]:
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="memvault-bench-gateway-") as tmp:
+            data_dir = Path(tmp) / "data"
+            recall_key, tools_key, queries = prepare_vault(data_dir, notes)
+            upstream = subprocess.Popen(
+                [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(REPO))],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            procs.append(upstream)
+            assert upstream.stdout is not None
+            upstream_url = upstream.stdout.readline().decode().strip()
+            port = free_port()
+            env = {
+                **os.environ,
+                "MEMVAULT_DATA_DIR": str(data_dir),
+                "MEMVAULT_OPENAI_BASE_URL": upstream_url + "/v1",
+                "MEMVAULT_OPENAI_API_KEY": "sk-bench",
+                "MEMVAULT_BUDGET_PER_MINUTE": "1e12",
+                "MEMVAULT_BUDGET_BURST": "1e12",
+            }
+            gateway = subprocess.Popen(
+                [str(REPO / ".venv/bin/memvault"), "serve", "--port", str(port)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            procs.append(gateway)
+            gateway_url = f"http://127.0.0.1:{port}"
+            wait_until_up(gateway_url, gateway)
+            log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")
+            return measure(upstream_url, gateway_url, recall_key, tools_key, queries, reps, warmup)
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def measure(
+    upstream_url: str,
+    gateway_url: str,
+    recall_key: str,
+    tools_key: str,
+    queries: list[str],
+    reps: int,
+    warmup: int,
+) -> dict[str, Any]:
+    samples: dict[str, list[float]] = {}
+    headers: dict[str, list[float]] = {}
+    with (
+        httpx.Client(base_url=upstream_url, timeout=60) as direct,
+        httpx.Client(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {recall_key}"}, timeout=60
+        ) as recall,
+        httpx.Client(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {tools_key}"}, timeout=60
+        ) as tools,
+    ):
+        paths = {
+            "direct": (direct, "/v1/chat/completions"),
+            "recall": (recall, "/v1/chat/completions"),
+            "recall+tools": (tools, "/v1/chat/completions"),
+        }
+        for rep in range(warmup + reps):
+            for i, question in enumerate(queries):
+                for stream in (False, True):
+                    order = list(paths)
+                    if (rep + i) % 2:
+                        order.reverse()
+                    for name in order:
+                        client, path = paths[name]
+                        elapsed, header = timed(client, path, body(question, stream=stream))
+                        if rep < warmup:
+                            continue
+                        label = f"{name}{' stream' if stream else ''}"
+                        samples.setdefault(label, []).append(elapsed)
+                        if header is not None:
+                            headers.setdefault(label, []).append(header)
+    out: dict[str, Any] = {"samples": {}, "headers": {}}
+    for label, values in samples.items():
+        out["samples"][label] = {
+            "n": len(values),
+            "p50_ms": statistics.median(values),
+            "p99_ms": percentile(values, 99),
+        }
+    for label, values in headers.items():
+        out["headers"][label] = {
+            "p50_ms": statistics.median(values),
+            "p99_ms": percentile(values, 99),
+        }
+    return out
+
+
+def import_time_ms(module: str, runs: int = 5) -> float:
+    """Median cumulative import time of ``module`` in a fresh interpreter."""
+    values = []
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        pattern = re.compile(rf"\|\s*(\d+)\s*\|\s*{re.escape(module)}\s*$")
+        for line in done.stderr.splitlines():
+            match = pattern.search(line)
+            if match:
+                values.append(int(match.group(1)) / 1000.0)
+    return statistics.median(values)
+
+
+def report(res: dict[str, Any]) -> None:
+    s, h = res["samples"], res["headers"]
+    print(f"\nmemvault gateway overhead: {res['notes']} notes, recall on, embedded backend")
+    print(f"machine: {res['machine']}; {res['reps']} reps x {res['queries']} queries per path")
+    columns = ("p50 ms", 9), ("p99 ms", 9), ("added p50", 11), ("added p99", 11)
+    print(f"{'path':<22}" + "".join(f"{name:>{width}}" for name, width in columns) + " header p50")
+    for stream in ("", " stream"):
+        base = s[f"direct{stream}"]
+        for name in ("direct", "recall", "recall+tools"):
+            row = s[f"{name}{stream}"]
+            label = f"{name}{stream}" + (" (TTFB)" if stream else "")
+            line = f"{label:<22}{row['p50_ms']:>9.2f}{row['p99_ms']:>9.2f}"
+            if name != "direct":
+                line += f"{row['p50_ms'] - base['p50_ms']:>11.2f}"
+                line += f"{row['p99_ms'] - base['p99_ms']:>11.2f}"
+                header = h.get(f"{name}{stream}")
+                line += f"{header['p50_ms']:>12.2f}" if header else f"{'-':>12}"
+            print(line)
+    added = s["recall"]["p50_ms"] - s["direct"]["p50_ms"]
+    added99 = s["recall"]["p99_ms"] - s["direct"]["p99_ms"]
+    ttfb = s["recall stream"]["p50_ms"] - s["direct stream"]["p50_ms"]
+    print(
+        f"targets: added p50 {added:.2f} ms (<= {TARGET_P50_MS}), added p99 {added99:.2f} ms"
+        f" (<= {TARGET_P99_MS}), streaming TTFB added {ttfb:.2f} ms (<= {TARGET_TTFB_MS})"
+    )
+    print(
+        f"header vs measured (recall, p50): {h['recall']['p50_ms']:.2f} ms reported,"
+        f" {added:.2f} ms measured"
+    )
+    for module, ms in res["import_ms"].items():
+        print(f"import time (python -X importtime, median of 5): {module} {ms:.0f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    res = run(args.notes, args.reps, args.warmup)
+    res.update(
+        notes=args.notes,
+        reps=args.reps,
+        queries=len(VaultGenerator(args.notes, seed=SEED).queries()),
+        machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+        import_ms={
+            "memvault.api.app": import_time_ms("memvault.api.app"),
+            "memvault.gateway.engine": import_time_ms("memvault.gateway.engine"),
+        },
+    )
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        report(res)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""REST routes for money and usage: the account's balance and per-day usage reports."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from memvault.api import schemas
+from memvault.api.deps import AdminDep, KeyDep, ServicesDep, VaultRoute
+from memvault.errors import InvalidInput, PermissionDenied
+
+router = APIRouter(prefix="/v1", tags=["balance and usage"], route_class=VaultRoute)
+
+DEFAULT_REPORT_DAYS = 30
+_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _day(value: str | None, name: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        if not _DAY_RE.fullmatch(value):
+            raise ValueError(value)
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInput(
+            f"{name!r} must be a date as YYYY-MM-DD (got {value!r})", code="invalid_date"
+        ) from exc
+
+
+@router.get("/usage", response_model=schemas.UsageOut, response_model_by_alias=True)
+def usage(
+    svc: ServicesDep,
+    key: KeyDep,
+    from_: Annotated[str | None, Query(alias="from", description="YYYY-MM-DD (UTC)")] = None,
+    to: Annotated[str | None, Query(description="YYYY-MM-DD (UTC), included")] = None,
+    key_id: Annotated[str | None, Query(description="Only this key's usage")] = None,
+) -> schemas.UsageOut:
+    """Usage per UTC day and key. An admin key sees every key of its account; any other
+    key sees only its own. Default: the last 30 days; at most 366 days at once."""
+    to_day = _day(to, "to") or svc.billing.default_range(DEFAULT_REPORT_DAYS)[1]
+    from_day = _day(from_, "from") or to_day - timedelta(days=DEFAULT_REPORT_DAYS - 1)
+    if not key.admin:
+        if key_id is not None and key_id != key.id:
+            raise PermissionDenied(
+                "a key that is not an admin key sees only its own usage", code="admin_required"
+            )
+        key_id = key.id
+    elif key_id is not None:
+        svc.accounts.get_key(key.account_id, key_id)  # 404 for a key of no one here
+    report = svc.billing.usage_report(
+        key.account_id, from_day=from_day, to_day=to_day, key_id=key_id
+    )
+    return schemas.UsageOut.of(report)
+
+
+@router.get("/balance", response_model=schemas.BalanceOut)
+def get_balance(svc: ServicesDep, key: KeyDep) -> schemas.BalanceOut:
+    return schemas.BalanceOut.of(svc.billing.balance(key.account_id))
+
+
+@router.post("/balance", response_model=schemas.BalanceOut)
+def change_balance(
+    svc: ServicesDep, admin: AdminDep, body: schemas.BalanceIn
+) -> schemas.BalanceOut:
+    """Set the balance (``set_micros``; null makes the account unmetered) or add to it
+    (``add_micros``; negative for corrections). Exactly one of the two."""
+    sent = body.model_fields_set
+    if len(sent) != 1:
+        raise InvalidInput(
+            "send exactly one of set_micros (a balance, or null for unmetered) and add_micros",
+            code="invalid_balance_change",
+        )
+    if "set_micros" in sent:
+        balance = svc.billing.set_balance(admin.account_id, body.set_micros)
+    elif body.add_micros is None:
+        raise InvalidInput("add_micros must be a whole number", code="invalid_balance_change")
+    else:
+        balance = svc.billing.add_balance(admin.account_id, body.add_micros)
+    return schemas.BalanceOut.of(balance)

@@ -1,0 +1,91 @@
+"""Keys stored before the gateway settings existed keep working, with the defaults."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memvault.adapters.sqlite.db import Database
+from memvault.adapters.sqlite.store import SqliteVaultStore
+from memvault.container import Services
+from memvault.domain.models import KeySettings, Toggles
+from memvault.services.accounts import LOCAL_ACCOUNT_ID as LOCAL
+from memvault.services.accounts import AccountService, hash_key
+from tests.conftest import FakeClock
+
+# The api_keys and accounts tables as the first release created them.
+OLD_SCHEMA = """
+CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    max_notes INTEGER NOT NULL,
+    max_bytes INTEGER NOT NULL,
+    note_count INTEGER NOT NULL DEFAULT 0,
+    total_bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    prefix TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    recall INTEGER NOT NULL,
+    tools INTEGER NOT NULL,
+    mcp INTEGER NOT NULL,
+    admin INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    revoked_at REAL
+);
+CREATE INDEX api_keys_by_account ON api_keys(account_id, created_at);
+"""
+
+
+def test_an_old_sqlite_database_opens_and_its_keys_get_the_defaults(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(OLD_SCHEMA)
+        conn.execute("INSERT INTO accounts VALUES ('local', 'local', 1.0, 10, 100, 0, 0)")
+        conn.execute(
+            "INSERT INTO api_keys VALUES ('k1', 'local', 'old', 'mvk_abc', ?, 1, 0, 0, 1, 2.0,"
+            " NULL)",
+            (hash_key("mvk_secret"),),
+        )
+    conn.close()
+
+    store = SqliteVaultStore(Database(path))
+    accounts = AccountService(store, clock)
+    key = accounts.authenticate("mvk_secret")
+    assert (key.id, key.admin, key.toggles) == ("k1", True, Toggles(recall=True))
+    assert key.settings == KeySettings()  # 5 notes, 2000 tokens, no cap
+
+    changed = accounts.set_key_settings(LOCAL, "k1", KeySettings(3, 500, 1_000))
+    assert changed.settings == KeySettings(3, 500, 1_000)
+    # Opening it again (a restart) migrates nothing twice and keeps the change.
+    again = SqliteVaultStore(Database(path)).get_key(LOCAL, "k1")
+    assert again is not None and again.settings == KeySettings(3, 500, 1_000)
+    new = accounts.issue_key(LOCAL, name="new", toggles=Toggles())
+    assert new.key.settings == KeySettings()
+
+
+@pytest.fixture
+def backend() -> str:
+    return "aws"
+
+
+def test_an_old_dynamodb_key_item_reads_with_the_defaults(services: Services) -> None:
+    issued = services.accounts.issue_key(LOCAL, name="old", toggles=Toggles(mcp=True))
+    table = services.store.table  # type: ignore[attr-defined]
+    # Strip the new attributes from both records, as a key written before them looks.
+    for pk, sk in ((f"A#{LOCAL}", f"K#{issued.key.id}"), (f"H#{hash_key(issued.secret)}", "H")):
+        table.update(
+            Key={"pk": {"S": pk}, "sk": {"S": sk}},
+            UpdateExpression="REMOVE recall_notes, recall_tokens, spend_cap_micros",
+        )
+    key = services.accounts.authenticate(issued.secret)
+    assert key.settings == KeySettings() and key.toggles == Toggles(mcp=True)
+    assert services.accounts.get_key(LOCAL, key.id).settings == KeySettings()
