@@ -150,13 +150,15 @@ def test_a_client_that_hangs_up_mid_stream_has_its_hold_released(
         )
     )
     body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "talk"}]}
-    with httpx.Client(base_url=sqlite_gateway.url, timeout=20) as http:
-        with http.stream(
+    with (
+        httpx.Client(base_url=sqlite_gateway.url, timeout=20) as http,
+        http.stream(
             "POST", "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {key}"}
-        ) as response:
-            assert response.status_code == 200
-            for _ in response.iter_lines():
-                break  # hang up after the first event
+        ) as response,
+    ):
+        assert response.status_code == 200
+        for _ in response.iter_lines():
+            break  # hang up after the first event
     [record] = wait_for_records(sqlite_gateway, 1)
     assert record.outcome == "client_disconnected"
     balance = billing.balance("local")

@@ -246,11 +246,13 @@ def test_ceiling_mid_stream_is_the_formats_error_event(
     key = issue_key(sqlite_gateway, tools=True)
     upstream.enqueue(Reply(tool_calls=[write(f"n{i}.md", "x") for i in range(9)]))
     client = anthropic_client(sqlite_gateway, key)
-    with pytest.raises(Exception) as caught:
-        with client.messages.stream(
+    with (
+        pytest.raises(Exception) as caught,
+        client.messages.stream(
             model="claude-haiku-4-5", max_tokens=10, messages=[{"role": "user", "content": "x"}]
-        ) as stream:
-            stream.get_final_message()
+        ) as stream,
+    ):
+        stream.get_final_message()
     assert "memory tool calls" in str(caught.value)
     assert note_text(sqlite_gateway, "n0.md") is None
 

@@ -155,15 +155,16 @@ class Gateway:
                     media_type=answer.content_type,
                     headers=ex.headers(),
                 )
-            if not ex.plan.tools_on:
-                ex.usage = ex.api.parse_usage(answer.payload)
-                return Response(answer.raw, media_type="application/json", headers=ex.headers())
             try:
                 turn = ex.api.parse_response(answer.payload)
             except MalformedResponse as exc:
                 raise UpstreamFailed(
                     f"the model provider's answer is malformed: {exc}", code="upstream_malformed"
                 ) from exc
+            if not ex.plan.tools_on:
+                # Nothing to change: the provider's bytes go to the client as they came.
+                ex.usage = turn.usage
+                return Response(answer.raw, media_type="application/json", headers=ex.headers())
             ex.usage.add(turn.usage)
             turns.append(turn)
             next_body = await self._after_turn(ex, body, turn)
@@ -234,12 +235,16 @@ class Gateway:
             chunks = first
             while True:
                 if not ex.plan.tools_on:
+                    ended = False
                     async for event in parse_events(chunks):
+                        ended = ended or ex.api.ends_stream(event)
                         data = ex.api.passthrough_event(
                             event, ex.usage, client_wants_usage=client_wants_usage
                         )
                         if data is not None:
                             yield data
+                    if not ended:
+                        raise MalformedStream("the upstream stream ended before its last event")
                     break
                 translator.begin_round()
                 round_open = True

@@ -153,6 +153,11 @@ class UpstreamClient:
         except httpx.HTTPError as exc:
             timer.add_upstream(time.perf_counter() - started)
             raise _unreachable(exc) from exc
+        # The wait for the answer's headers is upstream time now: the client's response
+        # headers (x-gateway-overhead-ms) are computed before the stream is read.
+        now = time.perf_counter()
+        timer.add_upstream(now - started)
+        started = now
         try:
             if response.status_code >= 300:
                 raw = await _read_capped(response, MAX_ERROR_BODY)
@@ -160,10 +165,24 @@ class UpstreamClient:
                 assert failure is not None
                 yield failure
                 return
+            if not _is_event_stream(response.headers):
+                raise UpstreamFailed(
+                    "the model provider answered a stream with something else"
+                    f" ({response.headers.get('content-type', 'no content type')})",
+                    code="upstream_malformed",
+                )
             yield _chunks(response)
         finally:
             timer.add_upstream(time.perf_counter() - started)
             await response.aclose()
+
+
+def _is_event_stream(headers: httpx.Headers) -> bool:
+    """An SSE answer; one without a content type gets the benefit of the doubt."""
+    content_type: str | None = headers.get("content-type")
+    if content_type is None:
+        return True
+    return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
 
 async def _chunks(response: httpx.Response) -> AsyncIterator[bytes]:

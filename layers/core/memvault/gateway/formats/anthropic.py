@@ -216,6 +216,9 @@ class AnthropicMessages(ApiFormat):
     def translator(self, *, client_wants_usage: bool) -> StreamTranslator:
         return _AnthropicStream()
 
+    def ends_stream(self, event: SseEvent) -> bool:
+        return event.event == "message_stop" or '"message_stop"' in event.data
+
     def passthrough_event(
         self, event: SseEvent, usage: Usage, *, client_wants_usage: bool
     ) -> bytes | None:
@@ -289,6 +292,7 @@ class _AnthropicStream(StreamTranslator):
         self.blocks: dict[int, _Block] = {}
         self.round_text_started = False
         self.stop_sequence: object = None
+        self.finished = False  # message_stop arrived: the round's answer is whole
 
     def begin_round(self) -> None:
         self._reset_round()
@@ -327,6 +331,7 @@ class _AnthropicStream(StreamTranslator):
             self.turn.usage.output_tokens = found.output_tokens
             return []
         if kind == "message_stop":
+            self.finished = True
             return []
         return [encode_event(payload, event.event)]  # an event type newer than this code
 
@@ -406,6 +411,9 @@ class _AnthropicStream(StreamTranslator):
         return [encode_event({**payload, "index": state.client_index}, "content_block_stop")]
 
     def end_round(self) -> Turn:
+        if not self.finished:
+            # Cut short without a transport error: not an answer to end cleanly on.
+            raise MalformedStream("the upstream stream ended before message_stop")
         for _, state in sorted(self.blocks.items()):
             content = state.content
             raw_arguments = content.pop("_raw_arguments", None)

@@ -190,6 +190,10 @@ class ApiFormat(ABC):
     def translator(self, *, client_wants_usage: bool) -> StreamTranslator: ...
 
     @abstractmethod
+    def ends_stream(self, event: SseEvent) -> bool:
+        """Is this the format's last event? A stream that closes before it was cut short."""
+
+    @abstractmethod
     def passthrough_event(
         self, event: SseEvent, usage: Usage, *, client_wants_usage: bool
     ) -> bytes | None:

@@ -224,6 +224,9 @@ class OpenAIChat(ApiFormat):
     def translator(self, *, client_wants_usage: bool) -> StreamTranslator:
         return _OpenAIStream(client_wants_usage)
 
+    def ends_stream(self, event: SseEvent) -> bool:
+        return event.data == "[DONE]"
+
     def passthrough_event(
         self, event: SseEvent, usage: Usage, *, client_wants_usage: bool
     ) -> bytes | None:
@@ -308,6 +311,7 @@ class _OpenAIStream(StreamTranslator):
         self.calls: dict[int, _PendingCall] = {}
         self.finish_chunk: Json | None = None
         self.round_text_started = False
+        self.finished = False  # a finish_reason arrived: the round's answer is whole
 
     def begin_round(self) -> None:
         if self.turn.text:
@@ -372,6 +376,7 @@ class _OpenAIStream(StreamTranslator):
         if choice.get("finish_reason") is not None:
             self.turn.stop_reason = str(choice["finish_reason"])
             self.finish_chunk = payload
+            self.finished = True
         return out
 
     @staticmethod
@@ -415,6 +420,9 @@ class _OpenAIStream(StreamTranslator):
         return encode_event(self._chunk(template, {"tool_calls": [renumbered]}))
 
     def end_round(self) -> Turn:
+        if not self.finished:
+            # Cut short without a transport error: not an answer to end cleanly on.
+            raise MalformedStream("the upstream stream ended before its finish_reason")
         for _, call in sorted(self.calls.items()):
             if call.name is None:
                 raise MalformedStream("an upstream tool call never said its name")
