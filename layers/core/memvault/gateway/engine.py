@@ -96,9 +96,16 @@ class Gateway:
 
     # ------------------------------------------------------------------ entry
     async def handle(
-        self, api: ApiFormat, key: ApiKey, body: Json, headers: dict[str, str]
+        self,
+        api: ApiFormat,
+        key: ApiKey,
+        body: Json,
+        headers: dict[str, str],
+        timer: Timer | None = None,
     ) -> Response:
-        timer = Timer()
+        """``timer`` starts when the request arrives, so the overhead header counts the
+        key check and body parsing too."""
+        timer = timer or Timer()
         api.validate(body)
         exchange = await asyncio.to_thread(self._prepare, api, key, body, headers, timer)
         if body.get("stream") is True:

@@ -20,6 +20,7 @@ from memvault.gateway.engine import Gateway
 from memvault.gateway.formats.anthropic import AnthropicMessages
 from memvault.gateway.formats.base import ApiFormat
 from memvault.gateway.formats.openai import OpenAIChat
+from memvault.gateway.upstream import Timer
 
 # Requests carry whole conversations, images included (API Gateway allows 10 MB).
 MAX_INFERENCE_BODY = 32 * 1024 * 1024
@@ -60,11 +61,12 @@ async def _json_body(request: Request) -> dict[str, Any]:
 
 
 async def _infer(request: Request, api: ApiFormat, *, allow_x_api_key: bool) -> Response:
+    timer = Timer()
     setattr(request.state, ERROR_FORMAT_STATE, api)
     key = await _authenticate(request, allow_x_api_key=allow_x_api_key)
     body = await _json_body(request)
     headers = {name.lower(): value for name, value in request.headers.items()}
-    return await gateway(request).handle(api, key, body, headers)
+    return await gateway(request).handle(api, key, body, headers, timer)
 
 
 @router.post("/v1/chat/completions", summary="OpenAI Chat Completions, with memory")

@@ -1,0 +1,255 @@
+"""Offline token counting: recall's budget and the gateway's reservation before dispatch.
+
+Counts are o200k_base (the GPT-4o family's encoding) from bpe-openai, whose tables ship
+inside the wheel; tiktoken downloads its tables at run time, which fails here. We call
+bpe-openai's Rust tokenizer (``bpe_openai._bindings``, typed by its ``.pyi``) rather than
+its tiktoken-compatible ``Encoding``: that wrapper spends about a second building Python
+rank tables we never use, copies every token id into a list just to take its length,
+and raises past 200,000 tokens or 1,000,000 characters, which a reservation must never do.
+
+Other providers' tokenizers differ (Claude's yields somewhat more tokens for the same
+text), so callers that reserve money for them should add their own margin.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import json
+import sys
+import threading
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+ENCODING = "o200k_base"
+# Images are priced by the provider from their pixels, which we do not decode: a fixed
+# figure above what a typical screenshot costs (OpenAI high detail 1024x1024: 765;
+# Anthropic: about 1,600 for the largest size it keeps without resizing).
+IMAGE_TOKENS = 1_000
+# Media other than images: at least this much, more for large payloads (see _media).
+MEDIA_MIN_TOKENS = 1_000
+# A PDF page costs 1.5k-3k tokens (its text plus the page image); a text-only page is a
+# few KB of PDF, so one token per two bytes rarely undercounts. Scanned pages are
+# over-reserved, and the gateway releases what a request does not use.
+DOCUMENT_BYTES_PER_TOKEN = 2
+# Audio is ~10 tokens a second; 16 kHz 16-bit WAV is 32,000 bytes a second.
+AUDIO_BYTES_PER_TOKEN = 3_000
+# Chat templates wrap each message in role markers (OpenAI documents 3-4 a message).
+MESSAGE_OVERHEAD = 4
+# Each content part, tool call or tool result adds a separator or two.
+PART_OVERHEAD = 2
+# The reply is primed with an assistant header.
+REQUEST_OVERHEAD = 3
+
+_IMAGE_TYPES = frozenset({"image", "image_url", "input_image", "image_file"})
+_AUDIO_TYPES = frozenset({"input_audio", "audio"})
+_DOCUMENT_TYPES = frozenset({"document", "file", "input_file"})
+# Top-level fields that reach the model. Others (model, max_tokens, temperature,
+# metadata, ...) are settings and are not prompt text.
+_PROMPT_FIELDS = ("system", "instructions", "prompt", "messages", "input")
+# Top-level fields the provider renders from their JSON (tool and schema definitions).
+_JSON_FIELDS = ("tools", "functions", "tool_choice", "response_format")
+# Inside messages: values that are JSON objects the model sees as JSON (tool inputs).
+_JSON_KEYS = frozenset({"input", "arguments", "parameters", "input_schema", "schema"})
+_MEDIA_DEPTH = 8
+
+
+class _Tokenizer(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+_lock = threading.Lock()
+_tokenizer: _Tokenizer | None = None
+
+
+def _get_tokenizer() -> _Tokenizer:
+    global _tokenizer
+    tokenizer = _tokenizer
+    if tokenizer is None:
+        with _lock:  # one load even when the first requests arrive together
+            if _tokenizer is None:
+                _tokenizer = _load_bindings().tokenizer_for_encoding(ENCODING)
+            tokenizer = _tokenizer
+    assert tokenizer is not None
+    return tokenizer
+
+
+def _load_bindings() -> Any:
+    """bpe-openai's Rust extension, loaded without running the package's ``__init__``.
+
+    That ``__init__`` builds Python rank tables for cl100k_base at import (about 0.9 s,
+    and a DeprecationWarning), a cost every cold start would pay for nothing: the Rust
+    side loads o200k_base itself in about 0.1 s. The module is registered under its own
+    name, so a later ``import bpe_openai`` reuses it instead of initialising it twice.
+    """
+    name = "bpe_openai._bindings"
+    if name in sys.modules:
+        return sys.modules[name]
+    package = importlib.util.find_spec("bpe_openai")  # locates it without importing it
+    for directory in (package.submodule_search_locations or []) if package else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(directory) / f"_bindings{suffix}"
+            spec = importlib.util.spec_from_file_location(name, path)
+            if path.is_file() and spec is not None and spec.loader is not None:
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                sys.modules[name] = module
+                return module
+    with warnings.catch_warnings():  # a layout we do not know: the ordinary import
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return importlib.import_module(name)
+
+
+def count_tokens(text: str) -> int:
+    """The number of o200k_base tokens in ``text`` (special-token text counted as text)."""
+    if not text:
+        return 0
+    tokenizer = _get_tokenizer()
+    try:
+        return int(tokenizer.count(text))
+    except UnicodeEncodeError:
+        # A lone surrogate (from a lenient JSON decoder) cannot reach the Rust side;
+        # each one costs what its replacement character costs.
+        return int(tokenizer.count(text.encode("utf-8", "replace").decode("utf-8")))
+
+
+def estimate_request_tokens(body: Mapping[str, Any]) -> int:
+    """Prompt tokens of an OpenAI chat or Anthropic messages request body, estimated.
+
+    Text is counted exactly; images are IMAGE_TOKENS each, other media by size; tool
+    definitions and tool inputs as their JSON; every message and part adds a little for
+    the chat template. Errs high rather than low, and never raises whatever the shape.
+    """
+    walk = _Walk()
+    if isinstance(body, Mapping):
+        for key in _PROMPT_FIELDS:
+            if key in body:
+                walk.visit(body[key])
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            walk.overhead += MESSAGE_OVERHEAD * len(messages)
+        for key in _JSON_FIELDS:
+            if key in body:
+                walk.visit_json(body[key])
+    else:
+        walk.visit(body)
+    return REQUEST_OVERHEAD + walk.total()
+
+
+class _Exit:
+    """Marks, on the walk's stack, where a container's contents end."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+
+class _Walk:
+    """Collects a request's text and fixed costs; counts the text in one tokenizer call."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.overhead = 0
+        # Containers being walked (the path from the root): guards cycles while a part
+        # that appears twice, shared or not, is counted twice.
+        self._active: set[int] = set()
+
+    def total(self) -> int:
+        # One call over the joined text is far faster than one per fragment; the
+        # newlines keep words of neighbouring fragments from merging into fewer tokens.
+        return self.overhead + count_tokens("\n".join(self.texts))
+
+    def visit(self, root: object) -> None:
+        # Iterative, so a deeply nested body cannot exhaust the stack.
+        stack: list[object] = [root]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, _Exit):
+                self._active.discard(value.key)
+            elif isinstance(value, str):
+                self.texts.append(value)
+            elif isinstance(value, bool) or value is None:
+                continue
+            elif isinstance(value, int | float):
+                self.texts.append(repr(value))
+            elif not isinstance(value, Mapping | list | tuple) or id(value) in self._active:
+                continue  # not JSON (bytes, objects), or a cycle back to a container
+            else:
+                self._active.add(id(value))
+                stack.append(_Exit(id(value)))
+                if isinstance(value, Mapping):
+                    self._visit_mapping(value, stack)
+                else:
+                    self.overhead += PART_OVERHEAD * len(value)
+                    stack.extend(reversed(value))
+
+    def _visit_mapping(self, part: Mapping[Any, Any], stack: list[object]) -> None:
+        kind = part.get("type")
+        if not isinstance(kind, str):
+            kind = None  # an unhashable "type" must not break the set lookups below
+        if kind in _IMAGE_TYPES:
+            self.overhead += IMAGE_TOKENS
+            return
+        if kind in _AUDIO_TYPES or kind in _DOCUMENT_TYPES:
+            self._media(part, kind in _DOCUMENT_TYPES)
+            return
+        for key, value in part.items():
+            if key in _JSON_KEYS and not isinstance(value, str):
+                self.visit_json(value)
+            elif key == "type":
+                continue  # a part's type tag is structure, not text
+            elif isinstance(value, str) and _is_data_url(value):
+                image = value.startswith("data:image")
+                self.overhead += (
+                    IMAGE_TOKENS if image else _payload_tokens(value, DOCUMENT_BYTES_PER_TOKEN)
+                )
+            else:
+                stack.append(value)
+
+    def _media(self, part: Mapping[Any, Any], document: bool) -> None:
+        """Audio, PDFs and files: text sources are counted as text, payloads by size."""
+        payloads: list[str] = []
+        # Media parts are shallow; the depth cap is what keeps a cyclic one finite.
+        stack: list[tuple[object, int]] = [(part, 0)]
+        while stack:
+            value, depth = stack.pop()
+            if depth > _MEDIA_DEPTH:
+                continue
+            if isinstance(value, Mapping):
+                data = value.get("data")
+                if value.get("type") in ("text", "content") and isinstance(data, str):
+                    self.texts.append(data)  # Anthropic plain-text document
+                    continue
+                for key, item in value.items():
+                    if isinstance(item, str) and key in ("data", "file_data", "url"):
+                        payloads.append(item)
+                    elif isinstance(item, str) and key in ("title", "context", "text"):
+                        self.texts.append(item)
+                    else:
+                        stack.append((item, depth + 1))
+            elif isinstance(value, list | tuple):
+                stack.extend((item, depth + 1) for item in value)
+        per_token = DOCUMENT_BYTES_PER_TOKEN if document else AUDIO_BYTES_PER_TOKEN
+        payload_bytes = sum(len(p) * 3 // 4 for p in payloads)  # base64: 4 chars, 3 bytes
+        self.overhead += max(MEDIA_MIN_TOKENS, payload_bytes // per_token)
+
+    def visit_json(self, value: object) -> None:
+        try:
+            self.texts.append(json.dumps(value, ensure_ascii=False, default=str))
+        except (TypeError, ValueError, RecursionError):
+            # Not serialisable (a cycle, odd keys, absurd depth): count what it holds.
+            self.visit(value)
+
+
+def _is_data_url(value: str) -> bool:
+    return value.startswith("data:") and ";base64," in value[:200]
+
+
+def _payload_tokens(payload: str, bytes_per_token: int) -> int:
+    """Tokens for a base64 (or data URL) payload of this size, at least MEDIA_MIN_TOKENS."""
+    decoded_bytes = len(payload) * 3 // 4
+    return max(MEDIA_MIN_TOKENS, decoded_bytes // bytes_per_token)

@@ -1,0 +1,196 @@
+"""Recall on every backend: the vault's best notes for a message, as one memory block."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from memvault.container import Services
+from memvault.domain.budgets import Bucket
+from memvault.errors import RateLimited, ServiceUnavailable
+from memvault.gateway.tokens import count_tokens
+from memvault.services.context import Caller
+from memvault.services.recall import MAX_QUERY_CHARS, RecallService
+
+NOTE_TAG_RE = re.compile(r'<note path="([^"]*)" updated="([^"]*)"( excerpt="true")?>')
+
+
+@pytest.fixture
+def recall(services: Services) -> RecallService:
+    return RecallService(services.vault)
+
+
+@contextmanager
+def search_down(services: Services, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The search index fails as an unreachable node does (as test_search_outbox does)."""
+
+    def unavailable(*_args: object, **_kwargs: object) -> None:
+        raise ServiceUnavailable("search is down", code="search_unavailable")
+
+    with monkeypatch.context() as patch:
+        for method in ("upsert", "delete", "set_inbound", "search", "clear"):
+            patch.setattr(services.index, method, unavailable)
+        yield
+
+
+def tags_in(text: str) -> list[tuple[str, str, bool]]:
+    return [(m[1], m[2], bool(m[3])) for m in NOTE_TAG_RE.finditer(text)]
+
+
+def test_best_matches_come_back_in_rank_order_with_paths_and_dates(
+    services: Services, user: Caller, recall: RecallService
+) -> None:
+    services.vault.write(user, "projects/Launch plan.md", "# Launch\n\nShip the beta on Friday.")
+    services.vault.write(user, "beta.md", "The beta testers want the beta badge. Beta beta.")
+    services.vault.write(user, "unrelated.md", "Groceries: apples, bread.")
+    ranked = [hit.path for hit in services.vault.search(user, "beta friday", charge=False)]
+    assert set(ranked) == {"projects/Launch plan.md", "beta.md"}
+
+    block = recall.recall(
+        user, "When do we ship the beta on friday?", max_notes=5, token_budget=2000
+    )
+
+    assert block is not None
+    assert list(block.paths) == ranked  # the search's order, unrelated notes left out
+    # 1_780_000_000 (the fake clock) is 2026-05-28 in UTC.
+    assert tags_in(block.text) == [(path, "2026-05-28", False) for path in ranked]
+    assert "Ship the beta on Friday." in block.text
+    assert block.text.startswith('<memory source="memvault vault">\n')
+    assert block.text.endswith("</note>\n</memory>")
+    assert block.tokens == count_tokens(block.text) and block.excerpted == ()
+
+
+def test_max_notes_limits_the_block(
+    services: Services, user: Caller, recall: RecallService
+) -> None:
+    for i in range(4):
+        services.vault.write(user, f"n{i}.md", f"quince note number {i}")
+    block = recall.recall(user, "quince", max_notes=2, token_budget=2000)
+    assert block is not None and len(block.paths) == 2
+    assert block.text.count("<note ") == 2
+
+
+def test_another_accounts_notes_never_appear(
+    services: Services, user: Caller, recall: RecallService
+) -> None:
+    services.accounts.create_account("other", account_id="other")
+    other = Caller(account_id="other")
+    services.vault.write(other, "theirs.md", "secret apricot plan, apricot apricot")
+    services.vault.write(other, "shared-name.md", "apricot in their vault")
+    services.vault.write(user, "shared-name.md", "my own apricot jam")
+
+    block = recall.recall(user, "apricot plan", max_notes=5, token_budget=2000)
+
+    assert block is not None and block.paths == ("shared-name.md",)
+    assert "my own apricot jam" in block.text and "secret" not in block.text
+    assert "their vault" not in block.text
+    assert (
+        recall.recall(Caller(account_id="nobody"), "apricot", max_notes=5, token_budget=2000)
+        is None
+    )
+
+
+def test_deleted_notes_never_appear(
+    services: Services, user: Caller, recall: RecallService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services.vault.write(user, "gone.md", "mango smoothie recipe")
+    services.vault.write(user, "stale.md", "mango chutney, deleted while search was down")
+    services.vault.write(user, "kept.md", "mango salad")
+    services.vault.delete(user, "gone.md")
+    with search_down(services, monkeypatch):
+        services.vault.delete(user, "stale.md")  # the index still holds it
+    assert "stale.md" in [hit.path for hit in services.vault.search(user, "mango", charge=False)]
+
+    block = recall.recall(user, "mango", max_notes=5, token_budget=2000)
+
+    assert block is not None and block.paths == ("kept.md",)
+    assert "chutney" not in block.text and "smoothie" not in block.text
+
+
+@pytest.mark.parametrize("budget", [120, 400, 2000])
+def test_the_token_budget_holds_for_the_whole_block(
+    services: Services, user: Caller, recall: RecallService, budget: int
+) -> None:
+    paragraph = "The walnut harvest log records rainfall, yields and the pickers' notes. "
+    for i in range(5):
+        body = "\n\n".join(f"Day {d}: " + paragraph * 6 for d in range(40))
+        services.vault.write(user, f"harvest/{i}.md", f"# Harvest {i}\n\n{body}")
+
+    block = recall.recall(user, "walnut harvest rainfall", max_notes=5, token_budget=budget)
+
+    assert block is not None
+    assert count_tokens(block.text) <= budget and block.tokens <= budget
+    assert block.excerpted == block.paths  # every note is too long to go whole
+    assert block.text.count("[excerpt: the note continues]") == len(block.paths)
+
+
+def test_recall_does_not_spend_the_search_budget(
+    services: Services, user: Caller, recall: RecallService
+) -> None:
+    services.vault.write(user, "n.md", "papaya")
+    with pytest.raises(RateLimited):
+        for _ in range(1000):
+            services.vault.budgets.charge(user.account_id, Bucket.SEARCHES)
+
+    block = recall.recall(user, "papaya", max_notes=5, token_budget=2000)
+
+    assert block is not None and block.paths == ("n.md",)
+    with pytest.raises(RateLimited):  # still exhausted: recall neither spent nor refilled it
+        services.vault.search(user, "papaya")
+
+
+def test_search_failure_propagates(
+    services: Services, user: Caller, recall: RecallService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services.vault.write(user, "n.md", "guava")
+    with search_down(services, monkeypatch), pytest.raises(ServiceUnavailable):
+        recall.recall(user, "guava", max_notes=5, token_budget=2000)
+
+
+def test_storage_failure_propagates(
+    services: Services, user: Caller, recall: RecallService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services.vault.write(user, "n.md", "guava")
+
+    def unavailable(*_args: object, **_kwargs: object) -> None:
+        raise ServiceUnavailable("storage is down", code="storage_unavailable")
+
+    monkeypatch.setattr(services.store, "get_note", unavailable)
+    with pytest.raises(ServiceUnavailable):
+        recall.recall(user, "guava", max_notes=5, token_budget=2000)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t "])
+def test_a_blank_message_recalls_nothing_without_searching(
+    services: Services,
+    user: Caller,
+    recall: RecallService,
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+) -> None:
+    with search_down(services, monkeypatch):  # a search would raise
+        assert recall.recall(user, text, max_notes=5, token_budget=2000) is None
+
+
+def test_no_match_and_too_small_a_budget_recall_nothing(
+    services: Services, user: Caller, recall: RecallService
+) -> None:
+    services.vault.write(user, "n.md", "persimmon " * 50)
+    assert recall.recall(user, "kumquat", max_notes=5, token_budget=2000) is None
+    assert recall.recall(user, "persimmon", max_notes=5, token_budget=30) is None
+
+
+def test_a_long_message_searches_with_its_opening(
+    services: Services, user: Caller, recall: RecallService
+) -> None:
+    services.vault.write(user, "early.md", "elderberry wine")
+    services.vault.write(user, "late.md", "zucchini bread")
+    message = "elderberry " + "filler " * 2000 + "zucchini"
+    assert len(message) > MAX_QUERY_CHARS
+
+    block = recall.recall(user, message, max_notes=5, token_budget=2000)
+
+    assert block is not None and block.paths == ("early.md",)
