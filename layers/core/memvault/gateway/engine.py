@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from memvault.container import Services
@@ -82,7 +84,7 @@ class Exchange:
         """Would one more send stay inside what was reserved?"""
         spent = cost_micros(self.price, self.usage.input_tokens, self.usage.output_tokens)
         output_left = max(0, self.output_allowance - self.usage.output_tokens)
-        next_cost = cost_micros(self.price, estimate_request_tokens(next_body), output_left)
+        next_cost = cost_micros(self.price, prompt_tokens(self.api, next_body), output_left)
         return spent + next_cost <= self.reserved_micros
 
 
@@ -111,12 +113,15 @@ class Gateway:
         if body.get("stream") is True:
             return await self._stream(exchange)
         try:
-            return await self._complete(exchange)
+            response = await self._complete(exchange)
         except BaseException as exc:
             exchange.status, exchange.outcome = _failure_status(exc)
-            raise
-        finally:
             await self._close(exchange)
+            raise
+        # Settling and the usage record happen once the answer is sent: the client does
+        # not wait for the bookkeeping.
+        response.background = BackgroundTask(self._close, exchange)
+        return response
 
     async def models(self, api: ApiFormat, headers: dict[str, str]) -> Response:
         answer = await self.upstream.models(api, headers)
@@ -132,7 +137,7 @@ class Gateway:
         price = billing.price(str(body["model"]))
         allowance = api.output_allowance(body, self.services.settings.default_output_allowance)
         sends = MAX_TOOL_ROUNDS + 1 if plan.tools_on else 1
-        amount = reservation_micros(price, estimate_request_tokens(plan.body), allowance, sends)
+        amount = reservation_micros(price, prompt_tokens(api, plan.body), allowance, sends)
         reservation = billing.reserve(key, amount)
         return Exchange(
             api=api,
@@ -339,6 +344,30 @@ class Gateway:
         )
         billing = self.services.billing
         await asyncio.to_thread(_settle_and_record, billing, ex.reservation, cost, record)
+        log.info(
+            "gateway request",
+            extra={
+                "account_id": record.account_id,
+                "key_id": record.key_id,
+                "api": record.api_format,
+                "model": record.model,
+                "status": record.status,
+                "outcome": record.outcome,
+                "rounds": record.rounds,
+                "memory_calls": record.memory_calls,
+                "recalled_notes": record.recalled_notes,
+                "input_tokens": record.input_tokens,
+                "output_tokens": record.output_tokens,
+                "cost_micros": record.cost_micros,
+                "overhead_ms": record.overhead_ms,
+                "notices": len(ex.plan.notices),
+            },
+        )
+
+
+def prompt_tokens(api: ApiFormat, body: Json) -> int:
+    """The prompt's tokens as the provider will likely count them (see ``token_margin``)."""
+    return math.ceil(estimate_request_tokens(body) * api.token_margin)
 
 
 def _settle_and_record(billing: Any, reservation: Reservation, cost: int, record: Any) -> None:

@@ -142,6 +142,10 @@ class ApiFormat(ABC):
     name: str
     upstream_path: str  # appended to the upstream base URL
     models_path: str
+    # Tokens are counted offline with OpenAI's o200k encoding; a provider whose tokenizer
+    # yields more tokens for the same text has its estimates scaled up, so reservations
+    # hold what the provider will bill.
+    token_margin: float = 1.0
 
     # ------------------------------------------------------------------ requests
     @abstractmethod
