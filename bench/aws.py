@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,7 +269,13 @@ class Meter:
     WRAPPED_TABLE = ("get", "batch_get", "query", "transact", "batch_write", "update", "put")
     WRAPPED_BODIES = ("get", "put", "delete_quietly", "delete_versions_quietly")
     # Besides the store's public methods: the steps of a commit worth telling apart.
-    WRAPPED_STORE_PRIVATE = ("_plan", "_plan_move", "_tombs_for", "_after_commit")
+    WRAPPED_STORE_PRIVATE = (
+        "_plan",
+        "_plan_move",
+        "_tombs_for",
+        "_write_links",
+        "_delete_trimmed_bodies",
+    )
 
     def __init__(self, svc: Services) -> None:
         self.svc = svc
@@ -452,23 +458,27 @@ def build_ops(
         new_docs[layer] = [(p, fresh(p)) for p, _ in new_docs[layer]]
     update_docs = {layer: [(p, fresh(p)) for p in updates[layer]] for layer in LAYERS}
 
-    # Moves: a fresh target and a note linking to it, per run; the move renames the
-    # target, so the link in the other note is rewritten in the same commit.
-    def move_paths(layer: str, i: int) -> tuple[str, str, str]:
-        tag = f"{layer[0]}{i}"
+    # Moves: per run, a fresh target and ``n`` notes linking to it; the move renames the
+    # target, so the links in the other notes are rewritten in the same commit.
+    move_links = (0, 1, 3)
+
+    def move_paths(layer: str, n: int, i: int) -> tuple[str, list[str], str]:
+        tag = f"{layer[0]}{n}x{i}"
         return (
             f"bench/move/Move target {tag}.md",
-            f"bench/move/Move source {tag}.md",
+            [f"bench/move/Move source {tag} {k}.md" for k in range(n)],
             f"bench/move/Moved target {tag}.md",
         )
 
     setup = []
     for layer in LAYERS:
-        for i in range(per_layer):
-            target, source, _new = move_paths(layer, i)
-            setup.append(build_put(target, fresh(target)))
-            body = fresh(source) + f"\nSee [[Move target {layer[0]}{i}]] for the details.\n"
-            setup.append(build_put(source, body))
+        for n in move_links:
+            for i in range(per_layer):
+                target, sources, _new = move_paths(layer, n, i)
+                setup.append(build_put(target, fresh(target)))
+                for source in sources:
+                    body = fresh(source) + f"\nSee [[{Path(target).stem}]] for the details.\n"
+                    setup.append(build_put(source, body))
     log(f"setup: {len(setup)} notes for the moves, in one commit")
     svc.vault.commit(caller, setup)
 
@@ -488,6 +498,23 @@ def build_ops(
 
     def notes_url(path: str, suffix: str = "") -> str:
         return f"/v1/notes/{url_path(path)}{suffix}"
+
+    def move_op(n: int) -> Op:
+        def service(i: int) -> object:
+            old, _sources, new = move_paths("service", n, i)
+            return svc.vault.move(caller, old, new)
+
+        def rest(i: int) -> httpx.Response:
+            old, _sources, new = move_paths("rest", n, i)
+            return ok(http.post(notes_url(old, "/move"), json={"to": new}))
+
+        return Op(
+            f"move, {n} backlinks rewritten (POST .../move)",
+            "write" if n == 0 else "",  # the <= 6 target is for a plain move
+            service,
+            rest,
+            f"a {n + 1}-note commit: the moved note and the {n} notes linking to it",
+        )
 
     return [
         Op(
@@ -564,20 +591,7 @@ def build_ops(
             lambda i: svc.vault.delete(caller, deletes["service"][i]),
             lambda i: ok(http.delete(notes_url(deletes["rest"][i]))),
         ),
-        Op(
-            "move, 1 backlink rewritten (POST .../move)",
-            "write",
-            lambda i: svc.vault.move(
-                caller, move_paths("service", i)[0], move_paths("service", i)[2]
-            ),
-            lambda i: ok(
-                http.post(
-                    notes_url(move_paths("rest", i)[0], "/move"),
-                    json={"to": move_paths("rest", i)[2]},
-                )
-            ),
-            "a 2-note commit: the moved note and the note linking to it",
-        ),
+        *[move_op(n) for n in move_links],
         Op(
             "list notes, one page of 100 (GET /v1/notes)",
             "",
@@ -772,6 +786,8 @@ def bench(url: str, args: argparse.Namespace) -> None:
         admin_index.create_index()
         try:
             svc = build_services(settings, clock=time.time)
+            if args.no_key_cache:
+                cast(Any, svc.store).key_cache_ttl = 0.0  # adapters/aws/key_cache.py
             issued = svc.accounts.bootstrap_local()
             assert issued is not None
             meter = Meter(svc)
@@ -803,7 +819,8 @@ def bench(url: str, args: argparse.Namespace) -> None:
     print(NOT_AWS)
     print(
         f"\nvault: {notes} synthetic notes, {md_bytes / 1e6:.1f} MB of markdown;"
-        f" OpenSearch refresh={args.refresh!r}; budgets huge (never refuse)"
+        f" OpenSearch refresh={args.refresh!r}; budgets huge (never refuse);"
+        f" API key cache {'off' if args.no_key_cache else 'on (30 s)'}"
     )
     parts = split(import_counts)
     print(
@@ -841,6 +858,11 @@ def main() -> None:
         choices=("wait_for", "true", "false"),
         default="wait_for",
         help="MEMVAULT_OPENSEARCH_REFRESH for the run (default: the deployed default)",
+    )
+    parser.add_argument(
+        "--no-key-cache",
+        action="store_true",
+        help="authenticate with a GetItem on every request (turn adapters/aws/key_cache.py off)",
     )
     parser.add_argument("--plain-moto", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

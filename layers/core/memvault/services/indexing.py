@@ -100,23 +100,27 @@ class IndexSync:
         result: CommitResult,
         written: dict[str, Note],
     ) -> set[str]:
-        """Notes whose inbound count may have moved: what the old and new versions of each
-        changed note linked to, and every note sharing a file name with one that appeared
-        or vanished (bare links to that name may now resolve differently)."""
+        """Notes whose inbound count may have moved: the written notes themselves, what
+        each changed note links to now and did not before (or the reverse), and every
+        note sharing a file name with one that appeared or vanished (bare links to that
+        name may now resolve differently). A link a note kept across its change adds and
+        removes nothing, so its target is left alone: an edit that keeps its links
+        recounts only itself."""
         touched_keys: set[str] = set()
         touched_names: set[str] = set()
-        for prior in result.previous:
-            if prior is not None:
-                touched_names.add(paths.name_key(prior.path))
-                touched_keys.update(link.target_key for link in prior.links)
-        for note in written.values():
-            touched_names.add(paths.name_key(note.path))
-        for change in changes:
-            # A put carries its parsed links; a moved note links where it did before.
+        for change, prior, note in zip(changes, result.previous, result.notes, strict=True):
+            old_links = set(prior.links) if prior is not None else set()
             if isinstance(change, PutNote):
-                touched_keys.update(link.target_key for link in change.links)
+                new_links = set(change.links)
             elif isinstance(change, MoveNote):
-                touched_names.add(paths.name_key(change.new_path))
+                new_links = old_links  # a moved note links where it did before
+            else:
+                new_links = set()
+            touched_keys.update(link.target_key for link in old_links ^ new_links)
+            old_path = prior.path if prior is not None else None
+            new_path = note.path if note is not None else None
+            if old_path != new_path:  # a note appeared, vanished or moved
+                touched_names.update(paths.name_key(p) for p in (old_path, new_path) if p)
         resolve = self.links.resolver(account_id, touched_keys)
         affected: set[str] = set(written)
         for key in touched_keys:

@@ -272,7 +272,8 @@ class VaultService:
         if old == new:
             return note
         sources = self.links.sources(account, [old])[old]
-        new_target = self.links.link_text_for(account, old, new)
+        # Only a note with links to rewrite needs the new link text (a name-index query).
+        new_target = self.links.link_text_for(account, old, new) if sources else ""
 
         def points_at_old(link: md.WikiLink) -> bool:
             return link.target_key in paths_to_old

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+import zlib
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,8 +27,15 @@ from botocore.exceptions import ClientError
 from memvault.adapters import cursors
 from memvault.adapters.aws import keys
 from memvault.adapters.aws.bodies import BodyStore
-from memvault.adapters.aws.clients import error_code
-from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, Table, serialize, values
+from memvault.adapters.aws.clients import aws_errors, error_code
+from memvault.adapters.aws.dynamo import (
+    TRANSACT_MAX_ITEMS,
+    Item,
+    Table,
+    deserialize,
+    serialize,
+    values,
+)
 from memvault.adapters.aws.read_cache import BodyCache, RecentItems
 from memvault.domain import paths
 from memvault.domain.models import (
@@ -719,6 +727,7 @@ class DynamoVaultStore:
                     **_without_recent(live),
                     keys.TABLE_SK: keys.tomb_sk(live["path_key"], live["note_id"]),
                     "deleted_at": now,
+                    **_deleted_index(account_id, live["path_key"], now),
                 }
                 plan.set(tomb[keys.TABLE_SK], tomb)
                 marker = keys.tomb_marker_sk(live["path_key"])
@@ -1047,6 +1056,61 @@ class DynamoVaultStore:
             self.bodies.delete_versions_quietly(plan.account_id, unknown)
 
 
+    # ------------------------------------------------------------------ retention (SAM issue)
+    # Tombstones carry the "recent" GSI's key attributes under DELETED#<shard> partitions
+    # (``_deleted_index``), so the nightly sweep finds the notes deleted before a cutoff
+    # across every account with bounded queries (one per shard, reading only what is due)
+    # instead of a table scan, and with no new GSI: "DELETED#..." never equals an
+    # account's "A#..." partition, so recent_notes never sees a tombstone. Tombstones
+    # written before this carry no index entry; `memvault purge` still removes them.
+    def purge_deleted_before(self, cutoff: float, limit: int = 500) -> int:
+        due: list[Item] = []
+        for shard in range(DELETED_SHARDS):
+            due.extend(self._deleted_due(shard, cutoff, limit - len(due)))
+            if len(due) >= limit:
+                break
+        purged = 0
+        for entry in due:
+            pk, sk = entry[keys.TABLE_PK], entry[keys.TABLE_SK]
+            # The GSI lags the table: delete the tombstone first, on condition it is the
+            # one seen, so a note revived meanwhile (its tombstone gone) keeps its history;
+            # once the tombstone is gone no revive can reach these versions.
+            try:
+                with aws_errors("the notes table"):
+                    self.table.requests += 1
+                    self.table.client.delete_item(
+                        TableName=self.table.name,
+                        Key=_key(pk, sk),
+                        ConditionExpression="deleted_at = :d",
+                        ExpressionAttributeValues=values({":d": entry["deleted_at"]}),
+                    )
+            except ClientError as exc:
+                if error_code(exc) == "ConditionalCheckFailedException":
+                    continue
+                raise
+            versions = list(self.table.query(pk, keys.version_prefix(entry["note_id"])))
+            self.table.batch_write([], [(pk, v[keys.TABLE_SK]) for v in versions])
+            self.bodies.delete_quietly(v["body"] for v in versions)
+            purged += 1
+        return purged
+
+    def _deleted_due(self, shard: int, cutoff: float, limit: int) -> list[Item]:
+        if limit <= 0:
+            return []
+        with aws_errors("the notes table"):
+            self.table.requests += 1
+            out = self.table.client.query(
+                TableName=self.table.name,
+                IndexName=keys.RECENT_INDEX,
+                KeyConditionExpression="#pk = :pk AND #sk < :cut",
+                ExpressionAttributeNames={"#pk": keys.RECENT_PK, "#sk": keys.RECENT_SK},
+                ExpressionAttributeValues=values(
+                    {":pk": f"{DELETED_PREFIX}{shard}", ":cut": keys.recent_sk(cutoff, "")}
+                ),
+                Limit=limit,
+            )
+        return [deserialize(raw) for raw in out.get("Items", [])]
+
 # ---------------------------------------------------------------------- helpers
 def _key(pk: str, sk: str) -> dict[str, Any]:
     return {keys.TABLE_PK: {"S": pk}, keys.TABLE_SK: {"S": sk}}
@@ -1134,3 +1198,19 @@ def _version_info(item: Item) -> VersionInfo:
         sha256=item["sha256"],
         created_at=item["created_at"],
     )
+
+
+# ---------------------------------------------------------------------- retention index
+DELETED_PREFIX = "DELETED#"
+# Deletes spread over this many GSI partitions, so a burst of deletes across accounts is
+# never one hot key; the sweep reads each with one query.
+DELETED_SHARDS = 8
+
+
+def _deleted_index(account_id: str, path_key: str, deleted_at: float) -> Item:
+    """The "recent" GSI attributes a tombstone carries: where the retention sweep finds it."""
+    shard = zlib.crc32(f"{account_id}{keys.SEP}{path_key}".encode()) % DELETED_SHARDS
+    return {
+        keys.RECENT_PK: f"{DELETED_PREFIX}{shard}",
+        keys.RECENT_SK: keys.recent_sk(deleted_at, path_key),
+    }

@@ -1,0 +1,44 @@
+"""What each deployed Lambda function does once, at cold start, before serving.
+
+Settings come from the environment the template sets; the provider keys are read from
+Secrets Manager; the search index is created if this is the stack's first start (only
+the functions' roles may reach the OpenSearch domain, so a deployer's shell cannot do
+it); then the services are built as for any other process. Entrypoints under
+functions/ call ``boot_services`` at import time, so a warm function reuses all of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memvault.adapters.aws.search import OpenSearchIndex, make_client
+from memvault.adapters.aws.secrets import resolve_provider_keys
+from memvault.container import Services, build_services
+from memvault.settings import Settings, get_settings
+
+
+def boot_settings(**overrides: Any) -> Settings:
+    settings = resolve_provider_keys(get_settings())
+    return settings.model_copy(update=overrides) if overrides else settings
+
+
+def ensure_search_index(settings: Settings) -> bool:
+    """Create the index if it is missing (idempotent, safe when cold starts race)."""
+    if settings.backend != "aws" or not settings.opensearch_url:
+        return False
+    index = OpenSearchIndex(
+        make_client(
+            settings.opensearch_url,
+            auth=settings.opensearch_auth,
+            region=settings.aws_region,
+            timeout=settings.opensearch_timeout,
+        ),
+        settings.opensearch_index,
+    )
+    return index.create_index(replicas=settings.opensearch_replicas)
+
+
+def boot_services(settings: Settings | None = None) -> Services:
+    settings = settings or boot_settings()
+    ensure_search_index(settings)
+    return build_services(settings)
