@@ -14,6 +14,7 @@ from memvault.domain.recall import (
     MEMORY_SOURCE,
     RecallBlock,
     RecallNote,
+    TokenCounter,
     assemble_recall,
     escape_attribute,
     escape_note_text,
@@ -352,3 +353,111 @@ def test_a_huge_note_is_not_recounted_for_every_candidate_cut() -> None:
     )
     assert block is not None and block.excerpted == ("h.md",)
     assert len(sizes) < 80 and sum(sizes) < 40 * len(block.text)
+
+
+# --------------------------------------------------------------------------- counters
+# The real count_tokens is a TokenCounter: recall predicts excerpt counts from one
+# tokenization and counts only the chosen excerpt. A plain callable takes the counting
+# path. Both, and a TokenCounter whose predictions are wrong, must keep every guarantee.
+
+
+def plain(text: str) -> int:
+    return count_tokens(text)
+
+
+class Misleading:
+    """A TokenCounter whose token offsets are off by a factor (predicting too few or too
+    many tokens per cut), and which does not claim that counts add at tag lines."""
+
+    joins_at_tag_lines = False
+
+    def __init__(self, stretch: float) -> None:
+        self.stretch = stretch
+
+    def __call__(self, text: str) -> int:
+        return count_tokens(text)
+
+    def count_within(self, text: str, limit: int) -> int | None:
+        return count_tokens.count_within(text, limit)
+
+    def token_ends(self, text: str) -> list[int] | None:
+        ends = count_tokens.token_ends(text)
+        if ends is None:
+            return None
+        return sorted({min(len(text), max(1, int(end * self.stretch))) for end in ends})
+
+
+def test_count_tokens_takes_the_predicting_path() -> None:
+    assert isinstance(count_tokens, TokenCounter) and not isinstance(plain, TokenCounter)
+    assert isinstance(Misleading(1.0), TokenCounter)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    note_lists(),
+    st.integers(min_value=40, max_value=600),
+    st.integers(min_value=1, max_value=6),
+    st.sampled_from([plain, Misleading(0.5), Misleading(1.7)]),
+)
+def test_every_counter_keeps_the_block_within_budget_and_cut_cleanly(
+    notes: list[RecallNote], budget: int, max_notes: int, counter: Callable[[str], int]
+) -> None:
+    block = assemble_recall(notes, max_notes=max_notes, token_budget=budget, count_tokens=counter)
+    check_block(notes, block, budget, max_notes)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    note_texts(8),
+    st.integers(min_value=6, max_value=40),
+    st.integers(120, 300),
+    st.sampled_from([plain, Misleading(0.5), Misleading(1.7)]),
+)
+def test_long_notes_are_cut_cleanly_by_every_counter(
+    text: str, repeats: int, budget: int, counter: Callable[[str], int]
+) -> None:
+    notes = [note("long.md", (text + " ") * repeats + "[[end]] " * 400)]
+    block = assemble_recall(notes, max_notes=1, token_budget=budget, count_tokens=counter)
+    check_block(notes, block, budget, 1)
+    assert block is not None and block.excerpted == ("long.md",)
+
+
+def test_predicted_and_counted_paths_choose_the_same_cuts_for_ordinary_notes() -> None:
+    notes = [note(f"{i}.md", paragraphs(20 + 10 * i, 12 + i)) for i in range(5)]
+    for budget in (300, 800, 2000):
+        predicted = assemble(notes, budget)
+        counted = assemble_recall(notes, max_notes=5, token_budget=budget, count_tokens=plain)
+        assert predicted is not None and predicted == counted
+
+
+class Recording(Misleading):
+    """The real counts and offsets, recording the size of every text tokenized."""
+
+    joins_at_tag_lines = True
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+        self.sizes: list[int] = []
+
+    def __call__(self, text: str) -> int:
+        self.sizes.append(len(text))
+        return count_tokens(text)
+
+    def count_within(self, text: str, limit: int) -> int | None:
+        self.sizes.append(len(text))  # at most: the count stops at the limit
+        return count_tokens.count_within(text, limit)
+
+    def token_ends(self, text: str) -> list[int] | None:
+        self.sizes.append(len(text))
+        return count_tokens.token_ends(text)
+
+
+def test_the_predicting_path_tokenizes_little_more_than_the_block() -> None:
+    notes = [note(f"{i}.md", paragraphs(200, 40)) for i in range(5)]  # ~50 KB each
+    counter = Recording()
+    block = assemble_recall(notes, max_notes=5, token_budget=2000, count_tokens=counter)
+    assert block is not None and len(block.excerpted) == 5
+    assert block == assemble(notes)
+    # Per note: the excerpt's window, the chosen excerpt and a few short tags; the
+    # notes are never tokenized whole, nor the block again.
+    assert len(counter.sizes) < 30 and sum(counter.sizes) < 4 * len(block.text)

@@ -269,3 +269,56 @@ def test_arbitrary_json_never_raises(messages: Any, tools_value: Any) -> None:
 def test_message_text_is_never_undercounted(texts: list[str]) -> None:
     body = {"messages": [{"role": "user", "content": text} for text in texts]}
     assert estimate_request_tokens(body) >= sum(count_tokens(text) for text in texts)
+
+
+# --------------------------------------------------------------------------- recall's interface
+
+
+@given(st.text(max_size=200))
+def test_count_within_is_the_count_up_to_the_limit(text: str) -> None:
+    count = count_tokens(text)
+    assert count_tokens.count_within(text, count) == count
+    assert count_tokens.count_within(text, count + 5) == count
+    if count:
+        assert count_tokens.count_within(text, count - 1) is None
+    assert count_tokens.count_within(text, -1) is None
+
+
+def test_count_within_takes_lone_surrogates() -> None:
+    assert count_tokens.count_within("a\ud800b", 10) == count_tokens("a\ufffdb")
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=200))
+def test_token_ends_locate_every_token(text: str) -> None:
+    ends = count_tokens.token_ends(text)
+    if ends is None:
+        assert any("\ud800" <= c <= "\udfff" for c in text)  # only text it cannot take
+        return
+    assert len(ends) == count_tokens(text)
+    assert ends == sorted(ends) and (not text or ends[-1] == len(text))
+
+
+def test_token_ends_predict_prefix_counts() -> None:
+    text = PROSE * 30 + "日本語のメモ、そして emoji 🎉🎉 ꙮ𓀀 done. " * 5
+    ends = count_tokens.token_ends(text)
+    assert ends is not None and ends[-1] == len(text)
+    for index, end in enumerate(ends):
+        if end < len(text) and text[end] == " ":  # where recall cuts: before a space
+            # Exact in prose; a few off after characters split over several tokens
+            # (recall counts the excerpt it chooses, so a prediction only has to be close).
+            slack = 0 if end <= len(PROSE) * 30 else 4
+            assert abs(count_tokens(text[:end]) - (index + 1)) <= slack
+    # A character split over several tokens ends where its last token does.
+    emoji = count_tokens.token_ends("🎉")
+    assert emoji is not None and emoji[-1] == 1
+    assert count_tokens.token_ends("") == [] and count_tokens.token_ends("a\ud800b") is None
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_counts_add_across_a_newline_before_a_tag(before: str, after: str) -> None:
+    # What lets recall sum its pieces' counts instead of counting the block again.
+    assert count_tokens.joins_at_tag_lines
+    head, tail = before + "\n", "<" + after
+    assert count_tokens(head + tail) == count_tokens(head) + count_tokens(tail)

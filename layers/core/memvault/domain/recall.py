@@ -37,15 +37,23 @@ word boundary; a cleaner kind is taken unless it keeps less than half of what th
 kind would. A cut never falls inside a [[wikilink]] or a `code span`, and since text is
 cut before it is escaped, never inside an entity. A note without room for even
 MIN_EXCERPT_TOKENS of content is skipped; later, smaller notes may still fit.
+
+Recall runs before every gateway request, so with a TokenCounter (gateway.tokens'
+count_tokens) it counts little: an excerpt's count is predicted from one tokenization of
+the part of the note that can fit and only the chosen excerpt is counted, a note far too
+long to fit whole is not counted whole, and the block is not counted again. A plain
+counter takes the slower path that counts every candidate; the guarantees are the same.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import accumulate
+from typing import Protocol, cast, runtime_checkable
 
 from memvault.domain.markdown import split_frontmatter
 
@@ -71,6 +79,19 @@ PREFIX_SLACK_TOKENS = 8
 # the next kind of cut would keep.
 CLEANER_CUT_SHARE = 0.5
 
+# With a TokenCounter, the note is tokenized once for this many tokens past what an
+# excerpt may hold (so cuts near the limit are predicted from whole words), starting
+# with this many characters a token and widening when the text is denser.
+WINDOW_SLACK_TOKENS = 16
+WINDOW_CHARS_PER_TOKEN = 4
+# A note is counted whole (up to the room) unless its window's density predicts more
+# than this many times the room for all of it: notes that long are excerpted without
+# counting them, unless the rest of the note is far less dense than its start.
+WHOLE_DENSITY_MARGIN = 1.25
+# Predicted counts are checked by counting the chosen excerpt; after this many misses
+# the excerpt is searched for by counting candidates, as for a plain counter.
+MAX_PREDICTION_MISSES = 3
+
 # Cut kinds, cleanest first.
 PARAGRAPH, LINE, FENCED_LINE, WORD = 1, 2, 3, 4
 
@@ -82,6 +103,7 @@ _FENCE_CLOSE_RE = re.compile(r"(?:[ \t]*>)*[ \t]*(`{3,}|~{3,})[ \t]*")
 _WIKILINK_RE = re.compile(r"!?\[\[[^\[\]\n]*\]\]")
 _BACKTICKS_RE = re.compile(r"`+")
 _SPACES_RE = re.compile(r"[ \t]+")
+_SPECIAL_RE = re.compile(r"[&<>]")
 
 
 @dataclass(frozen=True)
@@ -99,6 +121,29 @@ class RecallBlock:
     paths: tuple[str, ...]  # the notes included, in rank order
     tokens: int  # count_tokens(text)
     excerpted: tuple[str, ...]  # the included notes that were cut to an excerpt
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A counter that can also bound a count and locate tokens (gateway.tokens'
+    count_tokens is one). With it an excerpt's count is predicted from one tokenization
+    of the note and only the chosen excerpt is counted; with a plain callable every
+    candidate cut is counted. Both keep the same guarantees."""
+
+    # True when counting a text that ends in a newline and one that starts with "<"
+    # apart gives the count of the two joined (no token spans such a join), so the
+    # block's count is the sum of its pieces' and is not counted again.
+    joins_at_tag_lines: bool
+
+    def __call__(self, text: str) -> int: ...
+
+    def count_within(self, text: str, limit: int) -> int | None:
+        """The count of ``text`` if at most ``limit`` (at least 0), else None."""
+        ...
+
+    def token_ends(self, text: str) -> list[int] | None:
+        """Ascending offsets in ``text`` where its tokens end, or None if unknown."""
+        ...
 
 
 def escape_note_text(text: str) -> str:
@@ -136,8 +181,14 @@ def assemble_recall(
     """The memory block for ``notes`` (best first), or None when no note fits."""
     if max_notes < 1:
         return None
-    remaining = token_budget - count_tokens(HEADER) - count_tokens(FOOTER)
+    predicting = isinstance(count_tokens, TokenCounter)
+    placer = _PredictingPlacer if predicting else _Placer
+    summed = predicting and cast(TokenCounter, count_tokens).joins_at_tag_lines
+    header_tokens = count_tokens(HEADER)
+    footer_tokens = count_tokens(FOOTER)
+    remaining = token_budget - header_tokens - footer_tokens
     elements: list[str] = []
+    element_tokens: list[int] = []
     paths: list[str] = []
     excerpted: set[str] = set()
     for index, note in enumerate(notes):
@@ -148,19 +199,23 @@ def assemble_recall(
         # An excerpt takes at most an equal share of what is left, so one long note near
         # the top cannot crowd out the notes after it; a note that fits whole may use it all.
         sharing = min(len(notes) - index, max_notes - len(paths))
-        placed = _Placer(note, remaining, remaining // sharing, count_tokens).place()
+        placed = placer(note, remaining, remaining // sharing, count_tokens).place()
         if placed is None:
             continue
         elements.append(placed.element)
+        element_tokens.append(placed.tokens)
         paths.append(note.path)
         if placed.excerpt:
             excerpted.add(note.path)
         remaining -= placed.tokens
     # Pieces end in a newline before a tag, where BPE tokens never span, so their counts
-    # add up; this recount guards counters for which they would not.
+    # add up; this recount guards counters that do not promise it (joins_at_tag_lines).
     while elements:
         text = HEADER + "".join(elements) + FOOTER
-        tokens = count_tokens(text)
+        if summed:
+            tokens = header_tokens + sum(element_tokens[: len(elements)]) + footer_tokens
+        else:
+            tokens = count_tokens(text)
         if tokens <= token_budget:
             kept = tuple(paths[: len(elements)])
             return RecallBlock(
@@ -224,6 +279,10 @@ class _Placer:
         empty = self.count(_element(self.excerpt_tag, EXCERPT_MARK))
         if self.excerpt_room - empty < MIN_EXCERPT_TOKENS:
             return None
+        return self._search_excerpt()
+
+    def _search_excerpt(self) -> _Placed | None:
+        """The excerpt, found by counting candidate cuts (a gallop and a bisection)."""
         # Look for cuts in a window sized for ordinary text first; only when every cut
         # in it fits is the window widened to the most any text could need.
         for chars_per_token in (TYPICAL_CHARS_PER_TOKEN, MAX_CHARS_PER_TOKEN):
@@ -290,15 +349,186 @@ class _Placer:
         return cuts[good]
 
 
+class _PredictingPlacer(_Placer):
+    """A _Placer for a TokenCounter: the same choices, from predicted counts.
+
+    Whether a note fits whole is a bounded count (it stops at the room). For an excerpt,
+    the note's text is tokenized once, up to a little past what the excerpt may hold; the
+    count of any cut is then predicted from where tokens end (see token_ends), the cut is
+    chosen by the rules _Placer uses, and only that excerpt is counted. A cut counted
+    over the room lowers the allowance by the miss and the choice is made again, so the
+    excerpt is within its room as counted, whatever the prediction was.
+    """
+
+    def __init__(
+        self, note: RecallNote, room: int, excerpt_room: int, count: Callable[[str], int]
+    ) -> None:
+        super().__init__(note, room, excerpt_room, count)
+        self.counter = cast(TokenCounter, count)  # assemble_recall checked it
+        self.empty = 0  # tokens of the excerpt element with no text
+        self.ends: list[int] = []  # where the window's tokens end, in escaped text
+        self.window = 0  # characters of content the window covers
+        self.specials: list[int] = []  # offsets of "&", "<", ">" in the window
+        self.growth: list[int] = []  # what escaping adds up to and including each one
+        self.fence_tokens: dict[str, int] = {}
+
+    def place(self) -> _Placed | None:
+        self.empty = self.count(_element(self.excerpt_tag, EXCERPT_MARK))
+        text_room = self.excerpt_room - self.empty
+        wanted = text_room + WINDOW_SLACK_TOKENS
+        # A note about as long as an excerpt's window is counted whole straight away;
+        # for a longer one the window is tokenized first, since it also tells whether
+        # counting the whole note (up to the room) is worth it.
+        short = len(self.content) <= 2 * wanted * WINDOW_CHARS_PER_TOKEN
+        windowed = False
+        if not short and text_room >= MIN_EXCERPT_TOKENS:
+            windowed = self._tokenize_window(wanted)
+        if len(self.content) <= self.room * MAX_CHARS_PER_TOKEN and (
+            not windowed or self._may_fit_whole_predicted()
+        ):
+            whole = _element(_note_tag(self.note, excerpt=False), escape_note_text(self.content))
+            tokens = self.counter.count_within(whole, self.room)
+            if tokens is not None:
+                return _Placed(whole, tokens, excerpt=False)
+        if short and text_room >= MIN_EXCERPT_TOKENS:
+            windowed = self._tokenize_window(wanted)
+        if text_room < MIN_EXCERPT_TOKENS:
+            return None
+        if not windowed:
+            return self._search_excerpt()
+        # Cuts are only looked for as far as the excerpt's room (and a few tokens, for
+        # the prediction's error) can reach.
+        reach = text_room + PREFIX_SLACK_TOKENS
+        if reach < len(self.ends) or self.window < len(self.content):
+            limit = self.ends[min(reach, len(self.ends)) - 1] if self.ends else 0
+        else:
+            limit = len(self.content)
+        words_from = len(self.content) + 1
+        allowance = self.excerpt_room
+        cuts: list[_Cut] = []
+        for _ in range(MAX_PREDICTION_MISSES):
+            # Word cuts matter only in the line where the longest fitting cut falls, a
+            # little before the predicted limit (for fences and the prediction's error).
+            start = self._content_before(allowance - self.empty - PREFIX_SLACK_TOKENS)
+            if start < words_from:
+                words_from = start
+                cuts = find_cuts(self.content, limit, words_from)
+            cut = self._choose(cuts, allowance)
+            if cut is None:
+                break
+            element = _element(self.excerpt_tag, self._excerpt_body(cut))
+            tokens = self.count(element)
+            if tokens <= self.excerpt_room:
+                return _Placed(element, tokens, excerpt=True)
+            # Predictions near this cut are off by about the same: ask for that much less.
+            allowance = min(allowance - 1, self.excerpt_room - (tokens - self._predict(cut)))
+        return self._search_excerpt()
+
+    def _tokenize_window(self, wanted: int) -> bool:
+        """Token ends for enough of the note to hold ``wanted`` tokens (or all of it)."""
+        content = self.content
+        cap = min(len(content), self.excerpt_room * MAX_CHARS_PER_TOKEN)
+        window = min(cap, wanted * WINDOW_CHARS_PER_TOKEN)
+        while True:
+            ends = self.counter.token_ends(escape_note_text(content[:window]))
+            if ends is None:
+                return False
+            if len(ends) >= wanted or window >= cap:
+                break
+            # Denser text than guessed: widen to what its own density needs, with margin.
+            needed = window * wanted * 5 // (4 * max(len(ends), 1))
+            window = min(cap, max(window + window // 2, needed))
+        self.ends, self.window = ends, window
+        self.specials = [m.start() for m in _SPECIAL_RE.finditer(content, 0, window)]
+        self.growth = list(accumulate(4 if content[i] == "&" else 3 for i in self.specials))
+        return True
+
+    def _may_fit_whole_predicted(self) -> bool:
+        """False when the window shows the note cannot fit whole, or would need the rest
+        of it to be WHOLE_DENSITY_MARGIN times less dense than the window to fit."""
+        tokens, room = len(self.ends), self.room + PREFIX_SLACK_TOKENS
+        if tokens > room:
+            return False  # as _may_fit_whole: a prefix is about as long as it is within
+        if self.window >= len(self.content):
+            return True
+        return tokens * len(self.content) <= WHOLE_DENSITY_MARGIN * room * self.window
+
+    def _content_before(self, tokens: int) -> int:
+        """A content offset at or before where the window's first ``tokens`` tokens end."""
+        if tokens <= 0 or not self.ends:
+            return 0
+        escaped = self.ends[min(tokens, len(self.ends)) - 1]
+        return max(0, escaped - (self.growth[-1] if self.growth else 0))
+
+    def _escaped_offset(self, offset: int) -> int:
+        """Where ``content[offset]`` is in the escaped text ("&" grows by 4, "<" ">" by 3)."""
+        before = bisect_left(self.specials, offset)
+        return offset + self.growth[before - 1] if before else offset
+
+    def _predict(self, cut: _Cut) -> int:
+        """The predicted tokens of the excerpt element cut at ``cut``."""
+        end = len(self.content[: cut.end].rstrip())
+        if end > self.window:
+            return 1 << 30  # past the tokenized window: treated as never fitting
+        offset = self._escaped_offset(end)
+        ends = self.ends
+        tokens = bisect_right(ends, offset)
+        if tokens and ends[tokens - 1] != offset:
+            tokens += 1  # the cut splits a token: the excerpt ends in a piece of one
+        elif not tokens and offset:
+            tokens = 1
+        fence = 0
+        if cut.fence:
+            fence = self.fence_tokens.get(cut.fence, -1)
+            if fence < 0:
+                fence = self.fence_tokens[cut.fence] = self.count("\n" + cut.fence)
+        return self.empty + tokens + fence
+
+    def _choose(self, cuts: list[_Cut], allowance: int) -> _Cut | None:
+        """The cut _Placer would take if the predictions were counts."""
+        # Counts grow with the cut's end, so the cuts that fit are a prefix of the list.
+        fitting = bisect_right(cuts, False, key=lambda cut: self._predict(cut) > allowance)
+        if not fitting:
+            return None
+        widest = cuts[fitting - 1]
+        # The last fitting cut of each kind or cleaner, cleanest first, as far back as
+        # one could still be taken (half of the widest).
+        best: dict[int, _Cut] = {}
+        for index in range(fitting - 1, -1, -1):
+            cut = cuts[index]
+            if cut.end < CLEANER_CUT_SHARE * widest.end:
+                break
+            for kind in range(cut.kind, WORD):
+                best.setdefault(kind, cut)
+            if cut.kind == PARAGRAPH:
+                break
+        best[WORD] = widest
+        for kind in (PARAGRAPH, LINE, FENCED_LINE, WORD):
+            chosen = best.get(kind)
+            if chosen is None:
+                continue
+            tokens = self._predict(chosen) - self.empty - self.fence_tokens.get(chosen.fence, 0)
+            if tokens < MIN_EXCERPT_TOKENS + PREFIX_SLACK_TOKENS:
+                # Near the minimum the prediction is not trusted: count the text.
+                text = escape_note_text(self._excerpt_text(chosen))
+                if self.count(text) < MIN_EXCERPT_TOKENS:
+                    continue
+            return chosen
+        return None
+
+
 # --------------------------------------------------------------------------- clean cuts
 
 
-def find_cuts(content: str, limit: int) -> list[_Cut]:
+def find_cuts(content: str, limit: int, words_from: int = 0) -> list[_Cut]:
     """Clean cut points of ``content`` up to about ``limit`` characters, in text order.
 
-    Each end of text appears once, with the cleanest kind of cut found there.
+    Each end of text appears once, with the cleanest kind of cut found there. Word cuts
+    are only looked for in lines that end at or after ``words_from``: every line with
+    word cuts ends in a line cut, which is longer and cleaner, so only the line where
+    the longest fitting cut falls needs them.
     """
-    scan = _CutScan(content, limit)
+    scan = _CutScan(content, limit, words_from)
     scan.run()
     by_end: dict[int, _Cut] = {}
     for cut in scan.cuts:
@@ -308,9 +538,10 @@ def find_cuts(content: str, limit: int) -> list[_Cut]:
 
 
 class _CutScan:
-    def __init__(self, content: str, limit: int) -> None:
+    def __init__(self, content: str, limit: int, words_from: int = 0) -> None:
         self.content = content
         self.limit = limit
+        self.words_from = words_from
         self.cuts: list[_Cut] = []
         self.block: list[tuple[int, int]] = []  # prose lines of the current paragraph
         self.line_end: int | None = None  # end of the last line, when outside fences
@@ -332,7 +563,8 @@ class _CutScan:
                 elif pos <= self.limit:
                     marker = fence[0] * fence[1]
                     self.cuts.append(_Cut(line_end, FENCED_LINE, marker))
-                    self._word_cuts(pos, line_end, [], marker)
+                    if line_end >= self.words_from:
+                        self._word_cuts(pos, line_end, [], marker)
                 else:
                     break  # past the limit inside a fence: no later cut is needed
             elif stripped in ("", "\r"):
@@ -360,13 +592,15 @@ class _CutScan:
         if self.line_end is not None and self.line_end <= self.limit + 1:
             self.cuts.append(_Cut(self.line_end, PARAGRAPH, ""))
         self.line_end = None
-        if not self.block:
+        if not self.block or self.block[-1][1] < self.words_from:
+            self.block = []
             return
         spans = _code_spans(self.content, self.block[0][0], self.block[-1][1])
         for start, end in self.block:
             if start > self.limit:
                 break
-            self._word_cuts(start, end, spans, "")
+            if end >= self.words_from:
+                self._word_cuts(start, end, spans, "")
         self.block = []
 
     def _word_cuts(self, start: int, end: int, spans: list[tuple[int, int]], fence: str) -> None:

@@ -21,6 +21,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Mapping
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -59,6 +60,9 @@ _MEDIA_DEPTH = 8
 
 class _Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
+    def count_till_limit(self, text: str, token_limit: int) -> int | None: ...
+    def encode(self, text: str) -> list[int]: ...
+    def decode(self, tokens: list[int]) -> str: ...
 
 
 _lock = threading.Lock()
@@ -103,17 +107,113 @@ def _load_bindings() -> Any:
         return importlib.import_module(name)
 
 
-def count_tokens(text: str) -> int:
-    """The number of o200k_base tokens in ``text`` (special-token text counted as text)."""
-    if not text:
-        return 0
+class _Pieces(dict[int, str | None]):
+    """Token id -> its text, decoded on first use; None for a token that is part of a
+    character (a byte fallback of a rare character or emoji), which does not decode alone.
+
+    Bounded by the vocabulary (200k ids of a few bytes each); text only ever uses a small
+    part of it, so in practice this stays at a few thousand entries.
+    """
+
+    def __missing__(self, token: int) -> str | None:
+        try:
+            piece: str | None = _get_tokenizer().decode([token])
+        except ValueError:
+            piece = None
+        self[token] = piece
+        return piece
+
+
+_pieces = _Pieces()
+
+
+class TokenCounter:
+    """o200k_base token counts. Called as ``count_tokens(text)``; recall also uses the
+    bounded count and the token offsets, to predict the count of an excerpt instead of
+    counting every candidate (domain.recall.TokenCounter is the interface it looks for).
+    """
+
+    # o200k_base splits text into pieces by a regex before merging bytes, and no piece
+    # holds a newline followed by "<": newlines only end a piece (after punctuation, as in
+    # ">\n") or make one of whitespace. A text ending in a newline therefore ends a piece
+    # however it is continued, and one starting with "<" starts one, so their counts add.
+    joins_at_tag_lines = True
+
+    def __call__(self, text: str) -> int:
+        """The number of o200k_base tokens in ``text`` (special-token text counted as text)."""
+        if not text:
+            return 0
+        tokenizer = _get_tokenizer()
+        try:
+            return int(tokenizer.count(text))
+        except UnicodeEncodeError:
+            # A lone surrogate (from a lenient JSON decoder) cannot reach the Rust side;
+            # each one costs what its replacement character costs.
+            return int(tokenizer.count(_without_surrogates(text)))
+
+    def count_within(self, text: str, limit: int) -> int | None:
+        """``count_tokens(text)`` if it is at most ``limit``, else None; the tokenizer
+        stops at the limit, so asking whether a long text fits costs only the limit."""
+        if limit < 0:
+            return None
+        if not text:
+            return 0
+        tokenizer = _get_tokenizer()
+        try:
+            found = tokenizer.count_till_limit(text, limit)
+        except UnicodeEncodeError:
+            found = tokenizer.count_till_limit(_without_surrogates(text), limit)
+        return None if found is None else int(found)
+
+    def token_ends(self, text: str) -> list[int] | None:
+        """Where each token of ``text`` ends, as offsets into ``text`` (ascending; the last
+        is ``len(text)``), or None for text the tokenizer cannot take as it is.
+
+        The tokens of ``text[:end]`` for an offset ``end`` in this list are nearly always
+        the first ones of ``text`` (a token never spans the boundary between pre-token
+        pieces, and the pieces only change at the very end), so their number predicts
+        ``count_tokens(text[:end])``; it is a prediction, not a count.
+        """
+        if not text:
+            return []
+        try:
+            tokens = _get_tokenizer().encode(text)
+        except UnicodeEncodeError:
+            return None  # offsets would not match the text after repair
+        pieces = list(map(_pieces.__getitem__, tokens))
+        if None in pieces:
+            return _joined_ends(tokens, pieces, len(text))
+        ends = list(accumulate(map(len, pieces)))  # type: ignore[arg-type]
+        return ends if ends[-1] == len(text) else None
+
+
+count_tokens = TokenCounter()
+
+
+def _without_surrogates(text: str) -> str:
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _joined_ends(tokens: list[int], pieces: list[str | None], length: int) -> list[int] | None:
+    """token_ends when some tokens are parts of characters: a run of them is decoded
+    together and each token in the run ends where the run's last character does."""
     tokenizer = _get_tokenizer()
-    try:
-        return int(tokenizer.count(text))
-    except UnicodeEncodeError:
-        # A lone surrogate (from a lenient JSON decoder) cannot reach the Rust side;
-        # each one costs what its replacement character costs.
-        return int(tokenizer.count(text.encode("utf-8", "replace").decode("utf-8")))
+    ends: list[int] = []
+    position, pending = 0, 0
+    for index, piece in enumerate(pieces):
+        if piece is not None and not pending:
+            position += len(piece)
+            ends.append(position)
+            continue
+        pending += 1
+        try:
+            text = tokenizer.decode(tokens[index - pending + 1 : index + 1])
+        except ValueError:
+            continue  # the character goes on in the next token
+        position += len(text)
+        ends.extend([position] * pending)
+        pending = 0
+    return ends if not pending and position == length else None
 
 
 def estimate_request_tokens(body: Mapping[str, Any]) -> int:
