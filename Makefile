@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: serve test lint typecheck pytest bench install clean
+.PHONY: serve test lint typecheck pytest bench install clean package-check
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memvault needs Python 3.11 or newer")'
@@ -38,6 +38,11 @@ pytest: $(STAMP)
 ## Benchmarks: figures and ratios, printed (never asserted).
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+## Build the Lambda layer for python3.12 x86_64 (manylinux wheels) and print the unzipped
+## size of each function plus the layer (Lambda's limit: 250 MB) and entry import times.
+package-check: $(STAMP)
+	$(BIN)/python scripts/package_check.py --import-times 5
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

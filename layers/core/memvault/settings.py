@@ -81,6 +81,19 @@ class Settings(BaseSettings):
     # While memory tools run mid-stream, an SSE comment goes out this often.
     stream_keepalive_seconds: float = Field(default=5.0, gt=0)
 
+    # --- Deployed on AWS (template.yaml): provider keys and the retention sweep.
+    # A Secrets Manager secret (ARN or name) holding the provider key as its plain string
+    # value; read once at a function's cold start (memvault.adapters.aws.secrets), it then
+    # stands for openai_api_key / anthropic_api_key. Unset: those settings are used as is.
+    openai_api_key_secret: str | None = None
+    anthropic_api_key_secret: str | None = None
+    # A deleted note's history stays readable (and comes back if the note is re-created)
+    # this many days after the delete; the scheduled retention sweep then purges it.
+    deleted_note_keep_days: int = Field(default=30, ge=1)
+    # Replicas of the search index when a function creates it at first start (0 on a
+    # single-node domain, whose replicas could never be placed); None: the domain default.
+    opensearch_replicas: int | None = Field(default=None, ge=0)
+
     @property
     def sqlite_path(self) -> Path:
         return self.data_dir / "memvault.sqlite3"

@@ -50,6 +50,7 @@ keys_app = typer.Typer(
     help="Create, list, toggle and revoke API keys (admin key needed).", no_args_is_help=True
 )
 app.add_typer(keys_app, name="keys")
+app.command("bootstrap")(__import__("memvault.cli.bootstrap", fromlist=["*"]).bootstrap)
 
 # soft_wrap: never hard-wrap lines (paths, keys and messages must survive a pipe intact).
 out = Console(highlight=False, soft_wrap=True)

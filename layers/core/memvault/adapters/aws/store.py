@@ -1055,7 +1055,6 @@ class DynamoVaultStore:
         if unknown:
             self.bodies.delete_versions_quietly(plan.account_id, unknown)
 
-
     # ------------------------------------------------------------------ retention (SAM issue)
     # Tombstones carry the "recent" GSI's key attributes under DELETED#<shard> partitions
     # (``_deleted_index``), so the nightly sweep finds the notes deleted before a cutoff
@@ -1110,6 +1109,7 @@ class DynamoVaultStore:
                 Limit=limit,
             )
         return [deserialize(raw) for raw in out.get("Items", [])]
+
 
 # ---------------------------------------------------------------------- helpers
 def _key(pk: str, sk: str) -> dict[str, Any]:

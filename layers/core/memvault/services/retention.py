@@ -1,0 +1,78 @@
+"""The scheduled retention sweep: what the vault must forget or settle on its own.
+
+On AWS an EventBridge schedule runs it (functions/retention, nightly by default); on
+the embedded install nothing needs it urgently (usage records are filtered by date, and
+purges can be asked for), but the same service runs there too. Each sweep is a named
+callable ``now -> count``; adding one is one entry in ``sweeps``. A failing sweep does
+not stop the others; the report names it, and the Lambda handler then fails the run so
+it is retried and alarmed on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from memvault.ports import VaultStore
+from memvault.services.billing import BillingService
+
+log = logging.getLogger("memvault.retention")
+
+DAY_SECONDS = 86_400.0
+# Notes purged per store call, and calls per run: a run stays well inside a Lambda
+# timeout, and what is left over is picked up by the next run.
+PURGE_BATCH = 200
+PURGE_MAX_BATCHES = 50
+
+Sweep = Callable[[float], int]
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionReport:
+    counts: Mapping[str, int] = field(default_factory=dict)
+    errors: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class RetentionService:
+    def __init__(
+        self, billing: BillingService, store: VaultStore, *, deleted_note_keep_days: int
+    ) -> None:
+        self.billing = billing
+        self.store = store
+        self.keep_seconds = deleted_note_keep_days * DAY_SECONDS
+        self.sweeps: dict[str, Sweep] = {
+            # Holds whose request crashed before settling: settled at the held amount.
+            "holds_released": lambda _now: self.billing.release_expired(),
+            # Usage records past usage_retention_days (DynamoDB's TTL also removes them,
+            # within days; this makes the sweep exact and covers SQLite).
+            "usage_expired": lambda _now: self.billing.expire_usage(),
+            "deleted_notes_purged": self.purge_deleted_notes,
+        }
+
+    def purge_deleted_notes(self, now: float) -> int:
+        """Forget notes deleted more than the keep period ago, with their history."""
+        cutoff = now - self.keep_seconds
+        total = 0
+        for _ in range(PURGE_MAX_BATCHES):
+            purged = self.store.purge_deleted_before(cutoff, PURGE_BATCH)
+            total += purged
+            if purged < PURGE_BATCH:
+                break
+        return total
+
+    def run(self, now: float) -> RetentionReport:
+        counts: dict[str, int] = {}
+        errors: dict[str, str] = {}
+        for name, sweep in self.sweeps.items():
+            try:
+                counts[name] = sweep(now)
+            except Exception as exc:  # one sweep's failure must not starve the others
+                log.exception("retention sweep failed", extra={"sweep": name})
+                errors[name] = f"{type(exc).__name__}: {exc}"
+        log.info("retention sweep done", extra={"counts": counts, "failed": sorted(errors)})
+        return RetentionReport(counts=counts, errors=errors)
