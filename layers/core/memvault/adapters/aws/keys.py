@@ -39,7 +39,12 @@ The note item also carries ``tokens``, the S3 tokens of its kept versions' bodie
 (oldest first), so trimming version n-50 deletes that body by its exact key.
 
 The sparse GSI ``recent`` (gsi1pk = ``A#<account>`` on live notes only, gsi1sk =
-zero-padded updated time) serves "recently changed" without a scan.
+zero-padded updated time) serves "recently changed" without a scan. Tombstones sit in the
+same index under ``DELETED#<shard>`` (8 shards, any account, gsi1sk = deletion time), so
+the retention sweep finds notes deleted before its cut-off with bounded Queries.
+
+The gateway's ledger (balances, holds, key spend, usage records) keeps its own items,
+documented in ``memvault.adapters.aws.ledger``.
 """
 
 from __future__ import annotations
