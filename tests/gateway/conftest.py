@@ -7,6 +7,7 @@ the one stand-in (no model provider is reachable here).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +17,7 @@ import openai
 import pytest
 
 from memvault.container import build_services
-from memvault.domain.models import Toggles
+from memvault.domain.models import Toggles, UsageRecord
 from tests.conftest import FakeClock, LiveServer, backend_settings, serve
 from tests.upstream import ScriptedUpstream
 
@@ -100,3 +101,14 @@ def anthropic_client(server: LiveServer, key: str) -> anthropic.Anthropic:
 
 def async_anthropic_client(server: LiveServer, key: str) -> anthropic.AsyncAnthropic:
     return anthropic.AsyncAnthropic(base_url=server.url, api_key=key, max_retries=0, timeout=20.0)
+
+
+def wait_for_usage(server: LiveServer, count: int) -> list[UsageRecord]:
+    """The account's usage records once ``count`` exist (they are written after the answer)."""
+    deadline = time.monotonic() + 10
+    while True:
+        found = server.services.ledger.usage_between("local", "2000-01-01", "2999-12-31")
+        if len(found) >= count:
+            return found
+        assert time.monotonic() < deadline, f"expected {count} usage records, found {len(found)}"
+        time.sleep(0.05)

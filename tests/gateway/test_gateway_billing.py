@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import anthropic
 import httpx
 import openai
@@ -12,24 +10,12 @@ import pytest
 from memvault.domain.pricing import cost_micros
 from memvault.services.context import Caller, Surface
 from tests.conftest import LiveServer
-from tests.gateway.conftest import anthropic_client, issue_key, openai_client
+from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
 from tests.upstream import Reply, ScriptedUpstream, ToolCall
 
 USER = Caller(account_id="local", surface=Surface.REST)
 MODEL = "gpt-4o-mini"
 SECRET_NOTE = "The vault code is swordfish-42."
-
-
-def records(server: LiveServer) -> list:  # type: ignore[type-arg]
-    return server.services.ledger.usage_between("local", "2000-01-01", "2999-12-31")
-
-
-def wait_for_records(server: LiveServer, count: int) -> list:  # type: ignore[type-arg]
-    deadline = time.monotonic() + 10
-    while len(found := records(server)) < count:
-        assert time.monotonic() < deadline, f"expected {count} usage records, found {len(found)}"
-        time.sleep(0.05)
-    return found
 
 
 def test_insufficient_balance_is_refused_before_dispatch(
@@ -100,11 +86,11 @@ def test_a_request_is_charged_what_upstream_reported_over_every_round(
     client.chat.completions.create(
         model=MODEL, messages=[{"role": "user", "content": "what is the vault code?"}]
     )
+    [record] = wait_for_usage(gateway, 1)  # written after the hold is settled
     expected = cost_micros(billing.price(MODEL), 2200, 30)
     balance = billing.balance("local")
     assert balance.balance_micros == 1_000_000 - expected
     assert balance.held_micros == 0
-    [record] = wait_for_records(gateway, 1)
     assert (record.input_tokens, record.output_tokens, record.rounds) == (2200, 30, 1)
     assert record.memory_calls == {"memory_read": 1}
     assert record.recalled_notes == 1 and record.injected_tokens > 0
@@ -130,7 +116,7 @@ def test_an_upstream_failure_releases_the_hold(
     assert caught.value.status_code == 502
     assert billing.balance("local").balance_micros == 1_000_000
     assert billing.balance("local").held_micros == 0
-    [record] = wait_for_records(gateway, 1)
+    [record] = wait_for_usage(gateway, 1)
     assert record.status == 502 and record.cost_micros == 0
 
 
@@ -159,7 +145,7 @@ def test_a_client_that_hangs_up_mid_stream_has_its_hold_released(
         assert response.status_code == 200
         for _ in response.iter_lines():
             break  # hang up after the first event
-    [record] = wait_for_records(sqlite_gateway, 1)
+    [record] = wait_for_usage(sqlite_gateway, 1)
     assert record.outcome == "client_disconnected"
     balance = billing.balance("local")
     assert balance.held_micros == 0
@@ -180,7 +166,7 @@ def test_usage_report_aggregates_gateway_requests_by_day_and_key(
     client = openai_client(gateway, key)
     for _ in range(2):
         client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "q"}])
-    wait_for_records(gateway, 2)
+    wait_for_usage(gateway, 2)
     with gateway.client() as admin:
         report = admin.get("/v1/usage", params={"from": "2026-01-01", "to": "2026-12-31"}).json()
     [day] = report["days"]

@@ -16,7 +16,7 @@ from memvault.gateway.formats.openai import MEMORY_TOOLS as OPENAI_MEMORY_TOOLS
 from memvault.services.context import Caller, Surface
 from memvault.tools import TOOL_NAMES, VAULT_INSTRUCTIONS
 from tests.conftest import LiveServer
-from tests.gateway.conftest import anthropic_client, issue_key, openai_client
+from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
 from tests.upstream import Reply, ScriptedUpstream, ToolCall
 
 USER = Caller(account_id="local", surface=Surface.REST)
@@ -276,7 +276,7 @@ def test_mixed_turn_runs_writes_drops_reads_and_returns_the_clients_calls(
     assert raw.parse().choices[0].finish_reason == "tool_calls"
     assert note_text(gateway, "facts/Mixed.md") == "written in a mixed turn"
     assert len(upstream.requests) == 1  # no continuation
-    usage = gateway.services.ledger.usage_between("local", "2000-01-01", "2999-12-31")
+    usage = wait_for_usage(gateway, 1)
     assert usage[-1].memory_calls == {"memory_write": 1}
 
 

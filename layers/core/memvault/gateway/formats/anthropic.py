@@ -34,21 +34,6 @@ FORWARDED_HEADERS: Final = ("anthropic-version", "anthropic-beta")
 DEFAULT_VERSION: Final = "2023-06-01"
 
 
-def _text_of(content: object) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            block["text"]
-            for block in content
-            if isinstance(block, dict)
-            and block.get("type") == "text"
-            and isinstance(block.get("text"), str)
-        ]
-        return "\n".join(parts) if parts else None
-    return None
-
-
 def _usage(raw: object) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
@@ -69,21 +54,7 @@ class AnthropicMessages(ApiFormat):
     token_margin = 1.25
 
     # ------------------------------------------------------------------ requests
-    def validate(self, body: Json) -> None:
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            raise InvalidInput("'model' is required (a model id string)", code="invalid_model")
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise InvalidInput(
-                "'messages' is required: a non-empty list of messages", code="invalid_messages"
-            )
-        if any(not isinstance(m, dict) for m in messages):
-            raise InvalidInput("every message must be a JSON object", code="invalid_messages")
-        tools = body.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            raise InvalidInput("'tools' must be a list", code="invalid_tools")
-        if "stream" in body and not isinstance(body["stream"], bool):
-            raise InvalidInput("'stream' must be true or false", code="invalid_stream")
+    def validate_format(self, body: Json) -> None:
         system = body.get("system")
         if system is not None and not isinstance(system, str | list):
             raise InvalidInput(
@@ -96,25 +67,6 @@ class AnthropicMessages(ApiFormat):
             for tool in body.get("tools") or []
             if isinstance(tool, dict) and isinstance(tool.get("name"), str)
         }
-
-    def last_user_text(self, body: Json) -> str | None:
-        last = body["messages"][-1]
-        if last.get("role") != "user":
-            return None
-        return _text_of(last.get("content"))
-
-    def with_recall(self, body: Json, block: str) -> Json:
-        out = dict(body)
-        messages = list(body["messages"])
-        last = dict(messages[-1])
-        content = last.get("content")
-        if isinstance(content, list):
-            last["content"] = [{"type": "text", "text": block}, *content]
-        else:
-            last["content"] = f"{block}\n\n{content}"
-        messages[-1] = last
-        out["messages"] = messages
-        return out
 
     def with_memory_tools(self, body: Json) -> Json:
         out = dict(body)

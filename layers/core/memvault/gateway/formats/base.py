@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memvault.errors import MemvaultError
+from memvault.errors import InvalidInput, MemvaultError
 from memvault.gateway.sse import SseEvent
 from memvault.tools import TOOL_NAMES, ToolResult
 
@@ -96,6 +96,22 @@ class ToolOutcome:
     result: ToolResult
 
 
+def text_of(content: object) -> str | None:
+    """A message's text: its string content, or its text parts joined (None: no text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            part["text"]
+            for part in content
+            if isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+        ]
+        return "\n".join(parts) if parts else None
+    return None
+
+
 def require_object(body: object, what: str) -> Json:
     if not isinstance(body, dict):
         raise MalformedResponse(f"{what} is not a JSON object")
@@ -148,20 +164,53 @@ class ApiFormat(ABC):
     token_margin: float = 1.0
 
     # ------------------------------------------------------------------ requests
-    @abstractmethod
+    # Both formats carry ``model``, a ``messages`` list whose items have a ``role`` and a
+    # ``content`` (a string, or a list of typed parts with ``{"type": "text", "text"}``),
+    # an optional ``tools`` list and ``stream`` flag: what is shared is written once here.
     def validate(self, body: Json) -> None:
         """Refuse (InvalidInput) a body the gateway cannot work on; the rest is upstream's."""
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            raise InvalidInput("'model' is required (a model id string)", code="invalid_model")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise InvalidInput(
+                "'messages' is required: a non-empty list of messages", code="invalid_messages"
+            )
+        if any(not isinstance(m, dict) for m in messages):
+            raise InvalidInput("every message must be a JSON object", code="invalid_messages")
+        tools = body.get("tools")
+        if tools is not None and not isinstance(tools, list):
+            raise InvalidInput("'tools' must be a list", code="invalid_tools")
+        if "stream" in body and not isinstance(body["stream"], bool):
+            raise InvalidInput("'stream' must be true or false", code="invalid_stream")
+        self.validate_format(body)
+
+    def validate_format(self, body: Json) -> None:  # noqa: B027 - a hook, empty by default
+        """Checks only one format needs (none by default)."""
 
     @abstractmethod
     def client_tool_names(self, body: Json) -> set[str]: ...
 
-    @abstractmethod
     def last_user_text(self, body: Json) -> str | None:
         """The text of the final message when it is the user's; else None (no recall)."""
+        last = body["messages"][-1]
+        if last.get("role") != "user":
+            return None
+        return text_of(last.get("content"))
 
-    @abstractmethod
     def with_recall(self, body: Json, block: str) -> Json:
         """A copy of ``body`` with ``block`` ahead of the last user message's text."""
+        out = dict(body)
+        messages = list(body["messages"])
+        last = dict(messages[-1])
+        content = last.get("content")
+        if isinstance(content, list):
+            last["content"] = [{"type": "text", "text": block}, *content]
+        else:
+            last["content"] = f"{block}\n\n{content}"
+        messages[-1] = last
+        out["messages"] = messages
+        return out
 
     @abstractmethod
     def with_memory_tools(self, body: Json) -> Json:

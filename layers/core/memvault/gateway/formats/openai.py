@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from memvault.errors import InvalidInput, MemvaultError, UpstreamFailed
+from memvault.errors import MemvaultError, UpstreamFailed
 from memvault.gateway.formats.base import (
     MEMORY_TOOL_NAMES,
     ROUND_TEXT_SEPARATOR,
@@ -43,43 +43,12 @@ FORWARDED_HEADERS: Final = ("openai-beta",)
 _LEADING_ROLES = frozenset({"system", "developer"})
 
 
-def _text_of(content: object) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            part["text"]
-            for part in content
-            if isinstance(part, dict)
-            and part.get("type") == "text"
-            and isinstance(part.get("text"), str)
-        ]
-        return "\n".join(parts) if parts else None
-    return None
-
-
 class OpenAIChat(ApiFormat):
     name = "openai"
     upstream_path = "/chat/completions"
     models_path = "/models"
 
     # ------------------------------------------------------------------ requests
-    def validate(self, body: Json) -> None:
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            raise InvalidInput("'model' is required (a model id string)", code="invalid_model")
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise InvalidInput(
-                "'messages' is required: a non-empty list of messages", code="invalid_messages"
-            )
-        if any(not isinstance(m, dict) for m in messages):
-            raise InvalidInput("every message must be a JSON object", code="invalid_messages")
-        tools = body.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            raise InvalidInput("'tools' must be a list", code="invalid_tools")
-        if "stream" in body and not isinstance(body["stream"], bool):
-            raise InvalidInput("'stream' must be true or false", code="invalid_stream")
-
     def client_tool_names(self, body: Json) -> set[str]:
         names: set[str] = set()
         for tool in body.get("tools") or []:
@@ -90,25 +59,6 @@ class OpenAIChat(ApiFormat):
                 elif isinstance(tool.get("name"), str):
                     names.add(tool["name"])
         return names
-
-    def last_user_text(self, body: Json) -> str | None:
-        last = body["messages"][-1]
-        if last.get("role") != "user":
-            return None
-        return _text_of(last.get("content"))
-
-    def with_recall(self, body: Json, block: str) -> Json:
-        out = dict(body)
-        messages = list(body["messages"])
-        last = dict(messages[-1])
-        content = last.get("content")
-        if isinstance(content, list):
-            last["content"] = [{"type": "text", "text": block}, *content]
-        else:
-            last["content"] = f"{block}\n\n{content}"
-        messages[-1] = last
-        out["messages"] = messages
-        return out
 
     def with_memory_tools(self, body: Json) -> Json:
         out = dict(body)
