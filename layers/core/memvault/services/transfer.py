@@ -22,7 +22,7 @@ from memvault.domain.budgets import Bucket
 from memvault.domain.models import MAX_NOTE_BYTES, Limits, NoteChange
 from memvault.errors import InvalidPath, QuotaExceeded, TooLarge, Unprocessable
 from memvault.services.context import Caller
-from memvault.services.parsing import build_puts
+from memvault.services.parsing import BulkParser
 from memvault.services.vault import VaultService, sha256_text
 
 # Called with (done, total) as an import or export makes progress.
@@ -269,40 +269,43 @@ class TransferService:
         limits = account.limits if account else Limits()
         count = account.note_count if account else 0
         total_bytes = account.total_bytes if account else 0
-        # (path, markdown, expected version) of each note to write; parsed after the loop.
-        to_write: list[tuple[str, str, int]] = []
-        for done, entry in enumerate(entries, start=1):
-            markdown = self._read(zf, entry)
-            size = len(markdown.encode("utf-8"))
-            current = existing.get(paths.path_key(entry.path))
-            if current is None:
-                report.created += 1
-                count += 1
-                total_bytes += size
-                to_write.append((entry.path, markdown, 0))
-            elif current.sha256 == sha256_text(markdown):
-                report.unchanged += 1  # not even parsed: nothing about it changes
-            else:
-                # Update the vault's note at its own spelling of the path, and only if it
-                # is still the version we compared against.
-                report.updated += 1
-                total_bytes += size - current.size
-                to_write.append((current.path, markdown, current.version))
-            if progress:
-                progress(done, len(entries))
-        if count > limits.max_notes and count > (account.note_count if account else 0):
-            raise QuotaExceeded(
-                f"import refused, nothing was changed: the vault would hold {count} notes;"
-                f" its limit is {limits.max_notes}",
-                code="vault_note_limit",
-            )
-        if total_bytes > limits.max_bytes and total_bytes > (account.total_bytes if account else 0):
-            raise QuotaExceeded(
-                f"import refused, nothing was changed: the vault would hold {total_bytes} bytes"
-                f" of notes; its limit is {limits.max_bytes} bytes",
-                code="vault_byte_limit",
-            )
-        return list(build_puts(to_write))
+        # Each note to write is parsed (in worker processes for a big archive) while the
+        # rest of the archive is still being read.
+        with BulkParser(len(entries)) as parser:
+            for done, entry in enumerate(entries, start=1):
+                markdown = self._read(zf, entry)
+                size = len(markdown.encode("utf-8"))
+                current = existing.get(paths.path_key(entry.path))
+                if current is None:
+                    report.created += 1
+                    count += 1
+                    total_bytes += size
+                    parser.add(entry.path, markdown, 0)
+                elif current.sha256 == sha256_text(markdown):
+                    report.unchanged += 1  # not even parsed: nothing about it changes
+                else:
+                    # Update the vault's note at its own spelling of the path, and only if
+                    # it is still the version we compared against.
+                    report.updated += 1
+                    total_bytes += size - current.size
+                    parser.add(current.path, markdown, current.version)
+                if progress:
+                    progress(done, len(entries))
+            if count > limits.max_notes and count > (account.note_count if account else 0):
+                raise QuotaExceeded(
+                    f"import refused, nothing was changed: the vault would hold {count} notes;"
+                    f" its limit is {limits.max_notes}",
+                    code="vault_note_limit",
+                )
+            if total_bytes > limits.max_bytes and total_bytes > (
+                account.total_bytes if account else 0
+            ):
+                raise QuotaExceeded(
+                    f"import refused, nothing was changed: the vault would hold {total_bytes}"
+                    f" bytes of notes; its limit is {limits.max_bytes} bytes",
+                    code="vault_byte_limit",
+                )
+            return list(parser.results())
 
     # ------------------------------------------------------------------ export
     def export_zip(

@@ -7,10 +7,12 @@ Ranking is domain.ranking's formula evaluated in SQL, and the answer is the best
 same formula in a script score.
 
 Reading a match's stored row (for the score's inputs, filters or a snippet) costs about
-as much as matching it, so a search reads only the rows that can make the answer, in
-three passes over one snapshot: matches in relevance order from the index alone (what a
-plain ``ORDER BY bm25(...)`` costs), then the final score of the leading ones until no
-later match can reach the top (``_top``), then stored fields and snippets of the winners.
+as much as matching it, so a search reads only the rows that can make the answer, over
+one snapshot: the leading matches in relevance order from the index alone (what a plain
+``ORDER BY bm25(...)`` costs), scored from their small ranking rows in the same statement
+(``_walk``); only when they cannot settle the answer, one more pass that reads just the
+matches whose best possible score still reaches it (``_top``); then stored fields and
+snippets of the winners (``_hits``).
 """
 
 from __future__ import annotations
@@ -64,8 +66,10 @@ def _snippet_html(raw: str) -> str:
 _BODY_COLUMN = 4
 # Pending index data FTS5 holds in memory before writing a segment (its default is 1 MiB).
 # Larger means fewer, larger segments from a bulk load: a 10k-note import indexes ~30%
-# faster and leaves 3 segments instead of 8, so later queries open fewer. Results are
-# unaffected (segments only split storage; bm25 uses whole-table statistics).
+# faster and leaves 3 segments instead of 8, so later queries open fewer. Larger still
+# is slower again (64 MiB, one segment: ~20% slower to index, and searches measured no
+# faster). Results are unaffected (segments only split storage; bm25 uses whole-table
+# statistics).
 _HASH_SIZE = 16 * 1024 * 1024
 
 
@@ -106,11 +110,13 @@ def _bound(relevance: float) -> float:
     return relevance * (ranking.MAX_MULTIPLIER if relevance > 0 else 1.0)
 
 
-# An unfiltered search first walks up to this many matches in relevance order (at least
-# this many, and 8 per result asked for), reading only their stored rows. When that does
-# not settle the answer (many near-equal matches), every match is ranked in SQL instead.
-_WALK = 256
-_WALK_PER_RESULT = 8
+# An unfiltered search first walks this many matches in relevance order (at least this
+# many, and 4 per result asked for), reading only their stored rows. At 10k notes most
+# searches settle within 64; walking more costs every search a longer sort (256 cost
+# ~0.6 ms more than 10), while one that does not settle costs one more pass over the
+# matches, reading only those that can still reach the answer.
+_WALK = 64
+_WALK_PER_RESULT = 4
 
 
 class SqliteSearchIndex:
@@ -255,13 +261,14 @@ class SqliteSearchIndex:
             # ranking (``_top``) is what isolates tenants. When the index holds this account
             # alone it narrows nothing, and it costs a quarter of the relevance pass.
             # It adds exactly 0.0 to bm25 (its column's weight is 0), so scores agree.
-            match = (
-                any_term
-                if self._sole_tenant(conn, account_id)
-                else f"account : {_quote(account_id)} AND {any_term}"
-            )
+            sole = self._sole_tenant(conn, account_id)
+            match = any_term if sole else f"account : {_quote(account_id)} AND {any_term}"
             top = self._top(conn, account_id, query, match, now)
-            rows = self._hits(conn, any_term, [rowid for rowid, _, _ in top])
+            # Scanning the matches once costs less than looking up each winner when each
+            # lookup seeks several terms; it visits at most the matches the walk did, and
+            # only this tenant's when the index holds no other.
+            scan = sole and len(terms) > 1
+            rows = self._hits(conn, any_term, [rowid for rowid, _, _ in top], scan=scan)
         finally:
             if own_snapshot:
                 conn.execute("COMMIT")
@@ -366,22 +373,32 @@ class SqliteSearchIndex:
         return None, nth
 
     def _hits(
-        self, conn: sqlite3.Connection, any_term: str, rowids: Sequence[int]
+        self, conn: sqlite3.Connection, any_term: str, rowids: Sequence[int], *, scan: bool
     ) -> dict[int, sqlite3.Row]:
         """Stored fields and body snippet of the chosen rows only.
 
         Matched without the tenant clause: that phrase is confined to the account
         column, so it has no instance in the body and the snippet is the same.
+
+        FTS5 runs ``rowid IN (...)`` as one lookup per row, each seeking every term in
+        every segment. With ``scan`` it instead walks the matches between the lowest and
+        highest rowid once (``+`` keeps the IN list a filter, not a lookup); a row's
+        snippet depends only on its own text and phrase instances, so it is the same.
         """
         if not rowids:
             return {}
         marks = ", ".join("?" * len(rowids))
+        chosen = f"f.rowid IN ({marks})"
+        params: list[object] = [any_term]
+        if scan:
+            chosen = f"f.rowid >= ? AND f.rowid <= ? AND +{chosen}"
+            params += [min(rowids), max(rowids)]
         rows = conn.execute(
             "SELECT f.rowid, f.note_id, f.path, f.title, f.tags_json, r.updated_at,"
             f" snippet(search_fts, {_BODY_COLUMN}, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '…', 16)"
             " AS snippet FROM search_fts AS f JOIN search_rows AS r ON r.rowid = f.rowid"
-            f" WHERE search_fts MATCH ? AND f.rowid IN ({marks})",
-            (any_term, *rowids),
+            f" WHERE search_fts MATCH ? AND {chosen}",
+            (*params, *rowids),
         ).fetchall()
         return {int(r["rowid"]): r for r in rows}
 

@@ -754,6 +754,29 @@ class SqliteVaultStore:
         )
         return [r["account_id"] for r in rows]
 
+    # ------------------------------------------------------------------ retention (SAM issue)
+    def purge_deleted_before(self, cutoff: float, limit: int = 500) -> int:
+        with self.db.transaction() as conn:
+            # A partial index holds only deleted rows, so the nightly sweep reads what is
+            # due and never the live notes (created here: the sweep is its only reader).
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS notes_by_deleted ON notes(deleted_at)"
+                " WHERE deleted_at IS NOT NULL"
+            )
+            ids = [
+                r["id"]
+                for r in conn.execute(
+                    "SELECT id FROM notes WHERE deleted_at IS NOT NULL AND deleted_at < ?"
+                    " ORDER BY deleted_at LIMIT ?",
+                    (cutoff, limit),
+                ).fetchall()
+            ]
+            for note_id in ids:
+                for table in ("versions", "note_tags", "links"):
+                    conn.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
+                conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+        return len(ids)
+
 
 # ---------------------------------------------------------------------- bulk puts
 # A commit of many puts (an import) applies them with one statement per table, not
@@ -784,7 +807,8 @@ class _BulkPut:
 
     def apply(self, puts: list[PutNote]) -> tuple[list[Note | None], list[PriorState | None]]:
         conn, account_id, now = self.conn, self.account_id, self.now
-        live = self._live([paths.path_key(p.path) for p in puts])
+        keys = [paths.path_key(p.path) for p in puts]
+        live = self._live(keys)
         prior_links = self._links_of([row["id"] for row in live.values()])
         revivable = self._has_deleted()
         results: list[Note | None] = []
@@ -795,8 +819,8 @@ class _BulkPut:
         written: list[tuple[PutNote, str, int, int]] = []  # (change, id, version, size)
         added_notes = 0
         added_bytes = 0
-        for put in puts:
-            row = live.get(paths.path_key(put.path))
+        for put, key in zip(puts, keys, strict=True):
+            row = live.get(key)
             previous.append(
                 None
                 if row is None
@@ -840,7 +864,7 @@ class _BulkPut:
                             note_id,
                             account_id,
                             put.path,
-                            paths.path_key(put.path),
+                            key,
                             paths.link_key(put.path),
                             paths.name_key(put.path),
                             put.title,
