@@ -312,7 +312,7 @@ def main() -> None:
         machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
         import_ms={
             "memvault.api.app": import_time_ms("memvault.api.app"),
-            "memvault.gateway.engine": import_time_ms("memvault.gateway.engine"),
+            "memvault.api.routers.inference": import_time_ms("memvault.api.routers.inference"),
         },
     )
     if args.json:

@@ -232,3 +232,19 @@ def test_snippets_are_escaped_text_with_marked_hits(services: Services, user: Ca
     assert "<script>" not in hit.snippet and "&lt;script&gt;" in hit.snippet
     assert "<mark>kiwi</mark>" in hit.snippet
     assert "&lt;mark&gt;" in hit.snippet  # the note's own tag stays text
+
+
+def test_search_without_snippets_finds_the_same_notes_in_the_same_order(
+    services: Services, user: Caller
+) -> None:
+    vault = services.vault
+    vault.write(user, "a.md", "# Alpha\nlaunch plan for the beta launch")
+    vault.write(user, "b.md", "# Beta\nthe launch slipped a week")
+    vault.write(user, "c.md", "# Gamma\nnothing relevant here")
+    with_snippets = vault.search(user, "beta launch", limit=5)
+    without = vault.search(user, "beta launch", limit=5, snippets=False)
+    assert [(h.path, h.score, h.title, h.tags) for h in without] == [
+        (h.path, h.score, h.title, h.tags) for h in with_snippets
+    ]
+    assert all(h.snippet for h in with_snippets)
+    assert all(h.snippet == "" for h in without)

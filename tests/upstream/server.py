@@ -36,7 +36,10 @@ class ScriptedUpstream:
         if self._thread is not None:
             raise RuntimeError("ScriptedUpstream already started")
         # Bind before starting so the port is known and no other process can take it.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose
+        # listener says TCP, and without it Nagle holds each response's second write
+        # until the client's delayed ACK, adding ~40 ms to every answer.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

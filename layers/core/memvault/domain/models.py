@@ -214,6 +214,8 @@ class SearchQuery:
     folder: str = ""  # normalised folder prefix ("" = whole vault, else ends with "/")
     tag: str | None = None
     limit: int = 10
+    # Highlighted snippets cost engine work; recall reads the notes themselves instead.
+    snippets: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,7 +137,12 @@ class Gateway:
         price = billing.price(str(body["model"]))
         allowance = api.output_allowance(body, self.services.settings.default_output_allowance)
         sends = MAX_TOOL_ROUNDS + 1 if plan.tools_on else 1
-        amount = reservation_micros(price, prompt_tokens(api, plan.body), allowance, sends)
+        # The client's request plus what memvault added (counted when it was built), so the
+        # recall block is not tokenized twice.
+        prompt = math.ceil(
+            (estimate_request_tokens(body) + injected_tokens(plan)) * api.token_margin
+        )
+        amount = reservation_micros(price, prompt, allowance, sends)
         reservation = billing.reserve(key, amount)
         return Exchange(
             api=api,

@@ -41,8 +41,9 @@ class RecallService:
         query = query_text(message_text)
         if not query.strip() or max_notes < 1 or token_budget < 1:
             return None
+        # No snippets: the notes are read whole below, and snippets cost engine time.
         hits = self.vault.search(
-            caller, query, limit=min(max_notes, MAX_SEARCH_LIMIT), charge=False
+            caller, query, limit=min(max_notes, MAX_SEARCH_LIMIT), charge=False, snippets=False
         )
         notes: list[RecallNote] = []
         for hit in hits:

@@ -156,6 +156,7 @@ class VaultService:
         tag: str | None = None,
         limit: int = 10,
         charge: bool = True,
+        snippets: bool = True,
     ) -> list[SearchHit]:
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise InvalidInput(
@@ -163,7 +164,13 @@ class VaultService:
             )
         if not text.strip():
             raise InvalidInput("the search text is empty", code="empty_query")
-        query = SearchQuery(text=text, folder=paths.normalize_folder(folder), tag=tag, limit=limit)
+        query = SearchQuery(
+            text=text,
+            folder=paths.normalize_folder(folder),
+            tag=tag,
+            limit=limit,
+            snippets=snippets,
+        )
         if charge:
             self.budgets.charge(caller.account_id, Bucket.SEARCHES)
         return self.index.search(caller.account_id, query, now=self.clock())

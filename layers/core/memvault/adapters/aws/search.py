@@ -431,13 +431,15 @@ class OpenSearchIndex:
             }
         else:
             top = relevance
-        return {
+        body: dict[str, Any] = {
             "query": top,
             "size": query.limit,
             "sort": [{"_score": {"order": "desc"}}, {"path.keyword": {"order": "asc"}}],
             "track_total_hits": False,
             "_source": _SOURCE_FIELDS,
-            "highlight": {
+        }
+        if query.snippets:
+            body["highlight"] = {
                 "type": "unified",
                 "encoder": "html",
                 "pre_tags": [SNIPPET_OPEN],
@@ -449,8 +451,8 @@ class OpenSearchIndex:
                         "no_match_size": SNIPPET_CHARS,
                     }
                 },
-            },
-        }
+            }
+        return body
 
     # ------------------------------------------------------------------ internals
     def _relevance_query(

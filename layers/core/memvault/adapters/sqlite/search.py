@@ -268,7 +268,11 @@ class SqliteSearchIndex:
             # lookup seeks several terms; it visits at most the matches the walk did, and
             # only this tenant's when the index holds no other.
             scan = sole and len(terms) > 1
-            rows = self._hits(conn, any_term, [rowid for rowid, _, _ in top], scan=scan)
+            rowids = [rowid for rowid, _, _ in top]
+            if query.snippets:
+                rows = self._hits(conn, any_term, rowids, scan=scan)
+            else:
+                rows = self._fields(conn, rowids)
         finally:
             if own_snapshot:
                 conn.execute("COMMIT")
@@ -279,7 +283,7 @@ class SqliteSearchIndex:
                 title=r["title"],
                 tags=tuple(json.loads(r["tags_json"])),
                 score=float(score),
-                snippet=_snippet_html(r["snippet"]),
+                snippet=_snippet_html(r["snippet"]) if query.snippets else "",
                 updated_at=float(r["updated_at"]),
             )
             for rowid, score, _ in top
@@ -399,6 +403,19 @@ class SqliteSearchIndex:
             " AS snippet FROM search_fts AS f JOIN search_rows AS r ON r.rowid = f.rowid"
             f" WHERE search_fts MATCH ? AND {chosen}",
             (*params, *rowids),
+        ).fetchall()
+        return {int(r["rowid"]): r for r in rows}
+
+    def _fields(self, conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
+        """Stored fields of the chosen rows, without snippets: rowid lookups, no MATCH."""
+        if not rowids:
+            return {}
+        marks = ", ".join("?" * len(rowids))
+        rows = conn.execute(
+            "SELECT f.rowid, f.note_id, f.path, f.title, f.tags_json, r.updated_at"
+            " FROM search_fts AS f JOIN search_rows AS r ON r.rowid = f.rowid"
+            f" WHERE f.rowid IN ({marks})",
+            tuple(rowids),
         ).fetchall()
         return {int(r["rowid"]): r for r in rows}
 
