@@ -37,6 +37,7 @@ from memvault.gateway.rounds import RoundState, check_ceiling, run_in_thread, wr
 from memvault.gateway.sse import MalformedStream, encode_comment, parse_events
 from memvault.gateway.tokens import estimate_request_tokens
 from memvault.gateway.upstream import ClientError, Timer, UpstreamClient
+from memvault.services.billing import BillingService
 from memvault.services.recall import RecallService
 from memvault.tools import MAX_TOOL_ROUNDS
 
@@ -375,7 +376,9 @@ def prompt_tokens(api: ApiFormat, body: Json) -> int:
     return math.ceil(estimate_request_tokens(body) * api.token_margin)
 
 
-def _settle_and_record(billing: Any, reservation: Reservation, cost: int, record: Any) -> None:
+def _settle_and_record(
+    billing: BillingService, reservation: Reservation, cost: int, record: UsageRecord
+) -> None:
     try:
         billing.settle(reservation, cost)
     finally:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from memvault.errors import InvalidInput, MemvaultError, UpstreamFailed
+from memvault.errors import InvalidInput, MemvaultError
 from memvault.gateway.formats.base import (
     MEMORY_TOOL_NAMES,
     ROUND_TEXT_SEPARATOR,
@@ -21,6 +21,7 @@ from memvault.gateway.formats.base import (
     Usage,
     as_int,
     require_object,
+    stream_failure,
 )
 from memvault.gateway.sse import MalformedStream, SseEvent, encode_event
 from memvault.tools import TOOLS, VAULT_INSTRUCTIONS
@@ -181,7 +182,7 @@ class AnthropicMessages(ApiFormat):
             raise MalformedStream("an upstream event is not a JSON object")
         kind = payload.get("type")
         if kind == "error":
-            raise _stream_error(payload)
+            raise stream_failure(payload)
         if kind == "message_start":
             message = payload.get("message")
             found = _usage(message.get("usage") if isinstance(message, dict) else None)
@@ -210,14 +211,6 @@ class AnthropicMessages(ApiFormat):
         if "anthropic-beta" in client:
             headers["anthropic-beta"] = client["anthropic-beta"]
         return headers
-
-
-def _stream_error(payload: Json) -> MemvaultError:
-    error = payload.get("error")
-    message = error.get("message") if isinstance(error, dict) else None
-    return UpstreamFailed(
-        f"the upstream stream failed: {message or 'an error event'}", code="upstream_stream_error"
-    )
 
 
 class _Block:
@@ -257,7 +250,7 @@ class _AnthropicStream(StreamTranslator):
             raise MalformedStream("an upstream event is not a JSON object")
         kind = payload.get("type") or event.event
         if kind == "error":
-            raise _stream_error(payload)
+            raise stream_failure(payload)
         if kind == "message_start":
             message = payload.get("message")
             if isinstance(message, dict):

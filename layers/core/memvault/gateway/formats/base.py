@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memvault.errors import InvalidInput, MemvaultError
+from memvault.errors import InvalidInput, MemvaultError, UpstreamFailed
 from memvault.gateway.sse import SseEvent
 from memvault.tools import TOOL_NAMES, ToolResult
 
@@ -110,6 +110,15 @@ def text_of(content: object) -> str | None:
         ]
         return "\n".join(parts) if parts else None
     return None
+
+
+def stream_failure(payload: Json) -> UpstreamFailed:
+    """An error event in an upstream stream (both formats carry ``error.message``)."""
+    error = payload.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    return UpstreamFailed(
+        f"the upstream stream failed: {message or 'an error event'}", code="upstream_stream_error"
+    )
 
 
 def require_object(body: object, what: str) -> Json:

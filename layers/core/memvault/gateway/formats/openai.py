@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from memvault.errors import MemvaultError, UpstreamFailed
+from memvault.errors import MemvaultError
 from memvault.gateway.formats.base import (
     MEMORY_TOOL_NAMES,
     ROUND_TEXT_SEPARATOR,
@@ -21,6 +21,7 @@ from memvault.gateway.formats.base import (
     Usage,
     as_int,
     require_object,
+    stream_failure,
 )
 from memvault.gateway.sse import MalformedStream, SseEvent, encode_event
 from memvault.tools import TOOLS, VAULT_INSTRUCTIONS
@@ -186,7 +187,7 @@ class OpenAIChat(ApiFormat):
         if not isinstance(payload, dict):
             raise MalformedStream("an upstream chunk is not a JSON object")
         if "error" in payload:
-            raise _stream_error(payload)
+            raise stream_failure(payload)
         found = self.parse_usage(payload)
         if found.input_tokens or found.output_tokens:
             usage.input_tokens, usage.output_tokens = found.input_tokens, found.output_tokens
@@ -224,14 +225,6 @@ def _usage_json(original: object, usage: Usage) -> Json:
     out["completion_tokens"] = usage.output_tokens
     out["total_tokens"] = usage.input_tokens + usage.output_tokens
     return out
-
-
-def _stream_error(payload: Json) -> MemvaultError:
-    error = payload.get("error")
-    message = error.get("message") if isinstance(error, dict) else None
-    return UpstreamFailed(
-        f"the upstream stream failed: {message or 'an error event'}", code="upstream_stream_error"
-    )
 
 
 class _PendingCall:
@@ -285,7 +278,7 @@ class _OpenAIStream(StreamTranslator):
         if not isinstance(payload, dict):
             raise MalformedStream("an upstream chunk is not a JSON object")
         if "error" in payload:
-            raise _stream_error(payload)
+            raise stream_failure(payload)
         if self.identity is None:
             self.identity = {
                 key: payload[key] for key in ("id", "created", "model") if key in payload
