@@ -57,6 +57,21 @@ def test_search_terms_drop_stop_words_and_syntax() -> None:
     assert len(query.search_terms(" ".join(f"w{i}" for i in range(500)))) == query.MAX_TERMS
 
 
+def test_the_common_term_cutoff_is_a_quarter_of_the_notes_above_a_floor() -> None:
+    assert query.common_term_cutoff(0) == query.COMMON_TERM_FLOOR
+    assert query.common_term_cutoff(4 * query.COMMON_TERM_FLOOR) == query.COMMON_TERM_FLOOR
+    assert query.common_term_cutoff(10_000) == 2_500
+
+
+def test_without_common_terms_keeps_the_distinctive_terms_in_order() -> None:
+    counts = {"rare": 3, "mid": 2_500, "common": 2_501, "absent": 0}
+    terms = ["common", "rare", "absent", "mid", "unknown"]
+    assert query.without_common_terms(terms, counts, 2_500) == ["rare", "mid"]
+    # Only common ones (and absent ones): the common ones are searched after all.
+    assert query.without_common_terms(["absent", "common"], counts, 2_500) == ["common"]
+    assert query.without_common_terms(["absent", "unknown"], counts, 2_500) == []
+
+
 @given(st.text())
 def test_search_terms_are_plain_words(text: str) -> None:
     for term in query.search_terms(text):

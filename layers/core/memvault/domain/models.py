@@ -216,6 +216,9 @@ class SearchQuery:
     limit: int = 10
     # Highlighted snippets cost engine work; recall reads the notes themselves instead.
     snippets: bool = True
+    # Leave out terms found in a large share of the account's notes (domain.query,
+    # without_common_terms): recall's whole-message searches.
+    skip_common_terms: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,8 +42,14 @@ class RecallService:
         if not query.strip() or max_notes < 1 or token_budget < 1:
             return None
         # No snippets: the notes are read whole below, and snippets cost engine time.
+        # A message's common words tell its notes apart least and cost the most to match.
         hits = self.vault.search(
-            caller, query, limit=min(max_notes, MAX_SEARCH_LIMIT), charge=False, snippets=False
+            caller,
+            query,
+            limit=min(max_notes, MAX_SEARCH_LIMIT),
+            charge=False,
+            snippets=False,
+            skip_common_terms=True,
         )
         notes: list[RecallNote] = []
         for hit in hits:

@@ -157,6 +157,7 @@ class VaultService:
         limit: int = 10,
         charge: bool = True,
         snippets: bool = True,
+        skip_common_terms: bool = False,
     ) -> list[SearchHit]:
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise InvalidInput(
@@ -170,6 +171,7 @@ class VaultService:
             tag=tag,
             limit=limit,
             snippets=snippets,
+            skip_common_terms=skip_common_terms,
         )
         if charge:
             self.budgets.charge(caller.account_id, Bucket.SEARCHES)

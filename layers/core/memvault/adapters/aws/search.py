@@ -392,10 +392,42 @@ class OpenSearchIndex:
         terms = query_terms.search_terms(query.text)
         if not terms or query.limit <= 0:
             return []
+        if query.skip_common_terms and len(terms) > 1:
+            terms = self._without_common_terms(account_id, terms)
+            if not terms:
+                return []  # no note holds any of them
         body = self.search_body(account_id, query, terms, now=now)
         with self._errors(searching=True):
             resp = self.client.search(index=self.index, body=body, routing=account_id)
         return [self._hit(h) for h in resp["hits"]["hits"]]
+
+    def _without_common_terms(self, account_id: str, terms: list[str]) -> list[str]:
+        """``terms`` less the account's common ones (domain.query.without_common_terms):
+        one request counts the account's notes and, per term, those holding it."""
+        fields = list(ranking.FIELD_WEIGHTS)
+        body = {
+            "size": 0,
+            "track_total_hits": True,
+            "query": {"bool": {"filter": [{"term": {"account": account_id}}]}},
+            "aggs": {
+                f"t{i}": {
+                    "filter": {
+                        "multi_match": {"query": term, "fields": fields, "type": "most_fields"}
+                    }
+                }
+                for i, term in enumerate(terms)
+            },
+        }
+        with self._errors(searching=True):
+            resp = self.client.search(index=self.index, body=body, routing=account_id)
+        total = int(resp["hits"]["total"]["value"])
+        cutoff = query_terms.common_term_cutoff(total)
+        if total <= cutoff:
+            return terms  # a small vault: no term is common, and every search is cheap
+        counts = {
+            term: int(resp["aggregations"][f"t{i}"]["doc_count"]) for i, term in enumerate(terms)
+        }
+        return query_terms.without_common_terms(terms, counts, cutoff)
 
     def search_body(
         self,

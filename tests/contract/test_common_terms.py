@@ -1,0 +1,109 @@
+"""Searches that leave out the account's common terms (recall's), on every backend.
+
+A term in more than a quarter of the account's notes, and in more than
+COMMON_TERM_FLOOR of them, is common; terms no note holds are left out too.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+
+from memvault.container import Services
+from memvault.domain.query import COMMON_TERM_FLOOR
+from memvault.services.context import Caller
+from memvault.services.recall import RecallService
+
+COMMON_NOTES = COMMON_TERM_FLOOR + 4  # past the floor, and over a quarter of the vault
+RARE_NOTES = 6
+
+
+def import_notes(services: Services, caller: Caller, notes: dict[str, str]) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path, text in notes.items():
+            archive.writestr(path, text)
+    buffer.seek(0)
+    services.transfer.import_zip(caller, buffer)
+
+
+def common_vault() -> dict[str, str]:
+    notes = {
+        f"common/c{i:03}.md": f"ubiquitous filler word number {i}" for i in range(COMMON_NOTES)
+    }
+    for i in range(RARE_NOTES):
+        # Different lengths, so relevance orders them.
+        notes[f"rare/z{i}.md"] = "zephyr sighting " + "calm " * i
+    return notes
+
+
+@pytest.fixture
+def vault(services: Services, user: Caller) -> Services:
+    import_notes(services, user, common_vault())
+    return services
+
+
+def search(services: Services, user: Caller, text: str, *, skip: bool) -> list[str]:
+    hits = services.vault.search(user, text, limit=20, charge=False, skip_common_terms=skip)
+    return [h.path for h in hits]
+
+
+def test_common_terms_are_left_out_and_distinctive_ones_still_rank(
+    vault: Services, user: Caller
+) -> None:
+    text = "zephyr ubiquitous"
+    every_term = search(vault, user, text, skip=False)
+    # Every term: the notes holding only the common word fill the rest of the page.
+    assert len(every_term) == 20
+    assert any(p.startswith("common/") for p in every_term)
+    distinctive = search(vault, user, text, skip=True)
+    # Without it: only the notes with the distinctive word, in the same order as before.
+    assert sorted(distinctive) == sorted(f"rare/z{i}.md" for i in range(RARE_NOTES))
+    assert distinctive == [p for p in every_term if p.startswith("rare/")]
+
+    # Terms no note holds change nothing.
+    text = "zephyr nowhereword calm"
+    assert search(vault, user, text, skip=True) == search(vault, user, text, skip=False)
+    assert search(vault, user, "nowhereword otherabsentword", skip=True) == []
+
+    # Only common terms: still searched, so what holds them is still found.
+    text = "ubiquitous filler nowhereword"
+    found = search(vault, user, text, skip=True)
+    assert len(found) == 20 and all(p.startswith("common/") for p in found)
+    assert found == search(vault, user, text, skip=False)
+
+
+def test_another_accounts_notes_do_not_make_a_term_common(vault: Services, user: Caller) -> None:
+    before = search(vault, user, "zephyr ubiquitous", skip=True)
+    vault.accounts.create_account("other", account_id="other")
+    other = Caller(account_id="other")
+    # In their vault "zephyr" is everywhere; in this account's it is still rare.
+    import_notes(
+        vault, other, {f"z/{i:03}.md": f"zephyr zephyr ubiquitous {i}" for i in range(150)}
+    )
+    assert search(vault, user, "zephyr ubiquitous", skip=True) == before
+    # And theirs: both words are common there, so both are searched.
+    theirs = search(vault, other, "zephyr ubiquitous", skip=True)
+    assert len(theirs) == 20 and all(p.startswith("z/") for p in theirs)
+
+
+def test_a_small_vault_is_searched_for_every_term(services: Services, user: Caller) -> None:
+    # Fewer notes than the floor: no term can be common, whatever its share.
+    import_notes(
+        services, user, {f"n{i}.md": f"everywhere word {i}" + " rare" * (i == 3) for i in range(8)}
+    )
+    for text in ("everywhere rare", "everywhere nowhereword"):
+        assert search(services, user, text, skip=True) == search(services, user, text, skip=False)
+
+
+def test_recall_leaves_the_messages_common_words_out(vault: Services, user: Caller) -> None:
+    block = RecallService(vault.vault).recall(
+        user,
+        "Anything ubiquitous in my notes about a zephyr?",
+        max_notes=10,
+        token_budget=4000,
+    )
+    assert block is not None
+    assert sorted(block.paths) == sorted(f"rare/z{i}.md" for i in range(RARE_NOTES))
