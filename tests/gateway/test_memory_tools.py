@@ -17,6 +17,7 @@ from memvault.services.context import Caller, Surface
 from memvault.tools import TOOL_NAMES, VAULT_INSTRUCTIONS
 from tests.conftest import LiveServer
 from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
+from tests.gateway.protocol_helpers import minimal_body, raw_stream
 from tests.upstream import Reply, ScriptedUpstream, ToolCall
 
 USER = Caller(account_id="local", surface=Surface.REST)
@@ -208,6 +209,25 @@ def test_rounds_run_out_after_four_and_the_answer_says_so(
     completion = raw.parse()
     assert completion.choices[0].finish_reason == "stop"
     assert not completion.choices[0].message.tool_calls
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_in_a_stream_the_late_notice_comes_as_a_comment_before_the_end(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream, fmt: str
+) -> None:
+    key = issue_key(sqlite_gateway, tools=True)
+    search = ToolCall("memory_search", {"query": "anything"})
+    upstream.set_default(Reply(text="", tool_calls=[search], input_tokens=10, output_tokens=1))
+    raw = raw_stream(sqlite_gateway, fmt, key, minimal_body(fmt))
+    assert raw.status == 200
+    assert len(upstream.requests) == 5
+    # The headers were sent before the rounds ran: the notice could not be in them.
+    assert "x-token-notice" not in raw.headers
+    assert "x-token-notice: memory tool rounds ran out" in raw.comments
+    # It comes after the answer's events, before the stream's last one.
+    notice_at = raw.text.index(": x-token-notice: memory tool rounds ran out")
+    last = "data: [DONE]" if fmt == "openai" else "event: message_stop"
+    assert raw.text.rindex(last) > notice_at
 
 
 def test_rounds_stop_early_when_the_next_would_not_fit_the_reservation(

@@ -285,6 +285,11 @@ class Gateway:
                 next_body = await tools
                 tools = None
                 if next_body is None:
+                    # Notices that arose in the rounds: the headers are long gone, so they
+                    # travel as an SSE comment, ahead of the last events (clients stop
+                    # reading at those).
+                    for notice in ex.plan.notices[notices_sent:]:
+                        yield encode_comment(f"{NOTICE_HEADER}: {notice}")
                     for data in translator.finish(ex.usage, dropped_memory_calls=False):
                         yield data
                     break
@@ -298,9 +303,6 @@ class Gateway:
                         code="upstream_refused_round",
                     )
                 chunks = opened_stream
-            for notice in ex.plan.notices[notices_sent:]:
-                # Headers are long gone: late notices travel as an SSE comment.
-                yield encode_comment(f"{NOTICE_HEADER}: {notice}")
         except (MemvaultError, MalformedStream) as exc:
             error = exc if isinstance(exc, MemvaultError) else _malformed(exc)
             ex.status, ex.outcome = _failure_status(error)
