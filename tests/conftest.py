@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import fastapi.dependencies.models
 import httpx
 import pytest
 import uvicorn
@@ -42,6 +43,23 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def forget_fastapi_endpoint_caches() -> Iterator[None]:
+    """Lets each test's app, and the Services its endpoints close over, be freed.
+
+    FastAPI memoizes facts about endpoint functions in module-level caches (4,096
+    entries each) that hold the functions. A process builds one app in production, but
+    every test here builds its own, so without this each test's services (boto3
+    clients, connections, moto state) stayed alive: 7 GB by the end of the suite, and
+    full collections of 10 s and more that stalled the live servers mid-test.
+    """
+    yield
+    for value in vars(fastapi.dependencies.models).values():
+        cache_clear = getattr(value, "cache_clear", None)
+        if callable(cache_clear):
+            cache_clear()
 
 
 @pytest.fixture

@@ -380,8 +380,11 @@ class _PredictingPlacer(_Placer):
         # for a longer one the window is tokenized first, since it also tells whether
         # counting the whole note (up to the room) is worth it.
         short = len(self.content) <= 2 * wanted * WINDOW_CHARS_PER_TOKEN
+        # A note that ordinary text density says fits whole is counted whole at once: the
+        # window would only confirm it (the first notes of a block are usually such).
+        likely_whole = len(self.content) <= self.room * WINDOW_CHARS_PER_TOKEN
         windowed = False
-        if not short and text_room >= MIN_EXCERPT_TOKENS:
+        if not short and not likely_whole and text_room >= MIN_EXCERPT_TOKENS:
             windowed = self._tokenize_window(wanted)
         if len(self.content) <= self.room * MAX_CHARS_PER_TOKEN and (
             not windowed or self._may_fit_whole_predicted()
@@ -390,7 +393,7 @@ class _PredictingPlacer(_Placer):
             tokens = self.counter.count_within(whole, self.room)
             if tokens is not None:
                 return _Placed(whole, tokens, excerpt=False)
-        if short and text_room >= MIN_EXCERPT_TOKENS:
+        if (short or likely_whole) and text_room >= MIN_EXCERPT_TOKENS:
             windowed = self._tokenize_window(wanted)
         if text_room < MIN_EXCERPT_TOKENS:
             return None
