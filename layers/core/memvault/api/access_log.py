@@ -16,6 +16,8 @@ from memvault.observability import monotonic_ms
 
 log = logging.getLogger("memvault.http")
 
+ARRIVED_AT = "arrived_at"  # request.state: perf_counter() when the request reached the app
+
 
 class AccessLog:
     def __init__(self, app: ASGIApp) -> None:
@@ -26,6 +28,9 @@ class AccessLog:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
+        # request.state.arrived_at: the gateway's overhead clock starts here, so routing
+        # and body parsing count as the time memvault added.
+        scope.setdefault("state", {})[ARRIVED_AT] = start
         status = 500
 
         async def send_and_note(message: Message) -> None:

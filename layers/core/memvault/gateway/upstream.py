@@ -247,8 +247,9 @@ def _unreachable(exc: httpx.HTTPError) -> UpstreamFailed:
 class Timer:
     """Wall time of one gateway request, split into upstream time and memvault's own."""
 
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
+    def __init__(self, started: float | None = None) -> None:
+        """``started``: a ``time.perf_counter()`` reading, when the request arrived."""
+        self.started = time.perf_counter() if started is None else started
         self.upstream_seconds = 0.0
 
     def add_upstream(self, seconds: float) -> None:

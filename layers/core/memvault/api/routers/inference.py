@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from memvault.api.access_log import ARRIVED_AT
 from memvault.api.deps import bearer_secret, read_body, services
 from memvault.domain.models import ApiKey
 from memvault.errors import InvalidInput, Unauthenticated
@@ -61,7 +62,7 @@ async def _json_body(request: Request) -> dict[str, Any]:
 
 
 async def _infer(request: Request, api: ApiFormat, *, allow_x_api_key: bool) -> Response:
-    timer = Timer()
+    timer = Timer(getattr(request.state, ARRIVED_AT, None))
     setattr(request.state, ERROR_FORMAT_STATE, api)
     key = await _authenticate(request, allow_x_api_key=allow_x_api_key)
     body = await _json_body(request)
