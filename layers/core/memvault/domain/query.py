@@ -10,11 +10,11 @@ has nothing else (so a search for "the who" still searches).
 Recall searches a whole message, whose common words (found in a large share of the
 vault) say little about which note it means, yet cost the most to match: both engines
 visit every note holding a term they search. A search with ``skip_common_terms`` leaves
-such terms out (``without_common_terms``), as Lucene's old common-terms query did with
-its cutoff frequency. Under SQLite's BM25 a term in half the notes or more adds nothing
-to relevance anyway (its IDF is floored near zero), so only terms between a quarter and
-half of the vault change the ranking, and little: their weight is a fraction of a
-distinctive term's.
+such terms out (``without_common_terms``): a cutoff frequency like that of Lucene's
+common-terms query, except that common terms are dropped rather than only scored. Under
+SQLite's BM25 a term in half the notes or more adds nothing to relevance anyway (its IDF
+is floored near zero), so only terms between a quarter and half of the vault change the
+ranking, and little: their weight is a fraction of a distinctive term's.
 """
 
 from __future__ import annotations
