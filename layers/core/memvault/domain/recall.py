@@ -376,15 +376,15 @@ class _PredictingPlacer(_Placer):
         self.empty = self.count(_element(self.excerpt_tag, EXCERPT_MARK))
         text_room = self.excerpt_room - self.empty
         wanted = text_room + WINDOW_SLACK_TOKENS
-        # A note about as long as an excerpt's window is counted whole straight away;
-        # for a longer one the window is tokenized first, since it also tells whether
-        # counting the whole note (up to the room) is worth it.
-        short = len(self.content) <= 2 * wanted * WINDOW_CHARS_PER_TOKEN
-        # A note that ordinary text density says fits whole is counted whole at once: the
-        # window would only confirm it (the first notes of a block are usually such).
-        likely_whole = len(self.content) <= self.room * WINDOW_CHARS_PER_TOKEN
+        # A note about as long as an excerpt's window, or one that ordinary text density
+        # says fits whole (the first notes of a block usually do), is counted whole
+        # straight away. For any other, the window is tokenized first, since it also
+        # tells whether counting the whole note (up to the room) is worth it.
+        count_first = len(self.content) <= max(
+            2 * wanted * WINDOW_CHARS_PER_TOKEN, self.room * WINDOW_CHARS_PER_TOKEN
+        )
         windowed = False
-        if not short and not likely_whole and text_room >= MIN_EXCERPT_TOKENS:
+        if not count_first and text_room >= MIN_EXCERPT_TOKENS:
             windowed = self._tokenize_window(wanted)
         if len(self.content) <= self.room * MAX_CHARS_PER_TOKEN and (
             not windowed or self._may_fit_whole_predicted()
@@ -393,7 +393,7 @@ class _PredictingPlacer(_Placer):
             tokens = self.counter.count_within(whole, self.room)
             if tokens is not None:
                 return _Placed(whole, tokens, excerpt=False)
-        if (short or likely_whole) and text_room >= MIN_EXCERPT_TOKENS:
+        if count_first and text_room >= MIN_EXCERPT_TOKENS:
             windowed = self._tokenize_window(wanted)
         if text_room < MIN_EXCERPT_TOKENS:
             return None
