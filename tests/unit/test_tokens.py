@@ -322,3 +322,62 @@ def test_counts_add_across_a_newline_before_a_tag(before: str, after: str) -> No
     assert count_tokens.joins_at_tag_lines
     head, tail = before + "\n", "<" + after
     assert count_tokens(head + tail) == count_tokens(head) + count_tokens(tail)
+
+
+# --------------------------------------------------------------------------- counting by pieces
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=300))
+def test_counting_by_pieces_equals_counting_the_text_whole(text: str) -> None:
+    tokenizer = tokens._get_tokenizer()
+    repaired = text.encode("utf-8", "replace").decode("utf-8")
+    assert count_tokens(text) == tokenizer.count(repaired)
+    if text and not any("\ud800" <= c <= "\udfff" for c in text):
+        assert count_tokens.token_ends(text) == tokens._token_ends_of(text)
+
+
+def test_pieces_split_over_several_tokens_keep_their_offsets() -> None:
+    # Emoji and rare characters are several tokens each; a long word is several pieces.
+    text = "🧑‍🚀 landed 🇫🇷; ꙮ𓀀 and antidisestablishmentarianism, 12345678 &lt;x&gt;\n"
+    assert count_tokens.token_ends(text) == tokens._token_ends_of(text)
+    assert count_tokens(text) == public_count(text)
+
+
+def test_the_piece_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "PIECE_CACHE_LIMIT", 100)
+    monkeypatch.setattr(tokens, "_piece_counts", {})
+    monkeypatch.setattr(tokens, "_piece_lengths", {})
+    words = " ".join(f"word{n}x" for n in range(400))
+    assert count_tokens(words) == public_count(words)
+    assert count_tokens.token_ends(words) == tokens._token_ends_of(words)
+    assert len(tokens._piece_counts) <= 100 and len(tokens._piece_lengths) <= 100
+    # What was forgotten is counted again, the same.
+    assert count_tokens(words) == public_count(words)
+
+
+def test_long_texts_are_counted_whole_without_filling_the_caches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tokens, "_piece_counts", {})
+    monkeypatch.setattr(tokens, "_piece_lengths", {})
+    text = " ".join(f"unique{n}" for n in range(tokens.PIECEWISE_MAX_CHARS // 6))
+    assert len(text) > tokens.PIECEWISE_MAX_CHARS
+    assert count_tokens(text) == public_count(text)
+    assert count_tokens.count_within(text, 10) is None
+    ends = count_tokens.token_ends(text)
+    assert ends is not None and len(ends) == public_count(text)
+    assert not tokens._piece_counts and not tokens._piece_lengths
+
+
+def test_a_long_unbroken_piece_is_counted_but_never_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tokens, "_piece_counts", {})
+    monkeypatch.setattr(tokens, "_piece_lengths", {})
+    run = "x" * (tokens.MAX_PIECE_CHARS * 20)
+    text = f"a note with {run} in it"
+    assert count_tokens(text) == public_count(text)
+    assert count_tokens.token_ends(text) == tokens._token_ends_of(text)
+    remembered = [*tokens._piece_counts, *tokens._piece_lengths]
+    assert remembered and max(map(len, remembered)) <= tokens.MAX_PIECE_CHARS
