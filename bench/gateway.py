@@ -12,13 +12,14 @@ Setup, all on 127.0.0.1:
 - this process as the client: one keep-alive connection per path.
 
 Each user message of the synthetic query set ("What do my notes say about <query>?") is
-sent, interleaved and in alternating order, three ways: straight to the upstream; through
-memvault with recall on; and through memvault with recall and the memory tools on (the
-model answers without calling them). Non-streaming requests are timed to the last byte,
-streaming ones to the first body byte (TTFB). Printed: p50/p99 per path, what memvault
-adds (the difference of the medians and of the p99s), the `x-gateway-overhead-ms` header
-next to that difference, and the import time of the app module (python -X importtime,
-median of 5 runs) as a proxy for a Lambda cold start. Targets (never asserted): added
+sent, interleaved and in alternating order, four ways: straight to the upstream; through
+memvault with memory off (pass-through: what the extra hop alone costs); with recall on;
+and with recall and the memory tools on (the model answers without calling them).
+Non-streaming requests are timed to the last byte, streaming ones to the first body byte
+(TTFB). Printed: p50/p99 per path, what memvault adds (the difference of the medians and
+of the p99s), the `x-gateway-overhead-ms` header next to that difference, how the added
+p50 splits between the hop and recall, and the import time of the app module (python -X
+importtime, median of 5 runs) as a proxy for a Lambda cold start. Targets (never asserted): added
 p50 ≤ 5 ms, p99 ≤ 25 ms, streaming TTFB added ≤ 5 ms.
 """
 
@@ -99,8 +100,18 @@ def wait_until_up(url: str, proc: subprocess.Popen[bytes], path: str = "/healthz
     raise RuntimeError(f"{url} did not come up")
 
 
-def prepare_vault(data_dir: Path, notes: int) -> tuple[str, str, list[str]]:
-    """The vault loaded, two keys (recall; recall + tools) and the queries."""
+# The paths through memvault, by the key's memory toggles. "pass-through" has memory off:
+# what the extra hop alone costs (the key check, the reservation, the forwarding), so the
+# report can tell it apart from what recall costs.
+GATEWAY_PATHS = {
+    "pass-through": Toggles(),
+    "recall": Toggles(recall=True),
+    "recall+tools": Toggles(recall=True, tools=True),
+}
+
+
+def prepare_vault(data_dir: Path, notes: int) -> tuple[dict[str, str], list[str]]:
+    """The vault loaded, a key per GATEWAY_PATHS entry (path -> secret) and the queries."""
     settings = Settings(backend="sqlite", data_dir=data_dir, log_level="WARNING")
     svc = build_services(settings, clock=time.time)
     issued = svc.accounts.bootstrap_local()
@@ -112,12 +123,12 @@ def prepare_vault(data_dir: Path, notes: int) -> tuple[str, str, list[str]]:
     with zip_path.open("rb") as fh:
         report = svc.transfer.import_zip(Caller(LOCAL_ACCOUNT_ID, Surface.REST), fh)
     log(f"imported {report.created} notes in {time.perf_counter() - started:.1f} s")
-    recall = svc.accounts.issue_key(LOCAL_ACCOUNT_ID, name="recall", toggles=Toggles(recall=True))
-    both = svc.accounts.issue_key(
-        LOCAL_ACCOUNT_ID, name="recall+tools", toggles=Toggles(recall=True, tools=True)
-    )
+    keys = {
+        name: svc.accounts.issue_key(LOCAL_ACCOUNT_ID, name=name, toggles=toggles).secret
+        for name, toggles in GATEWAY_PATHS.items()
+    }
     queries = [f"What do my notes say about {q}?" for _, q in gen.queries()]
-    return recall.secret, both.secret, queries
+    return keys, queries
 
 
 def body(question: str, *, stream: bool) -> dict[str, Any]:
@@ -156,7 +167,7 @@ def run(notes: int, reps: int, warmup: int) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(prefix="memvault-bench-gateway-") as tmp:
             data_dir = Path(tmp) / "data"
-            recall_key, tools_key, queries = prepare_vault(data_dir, notes)
+            keys, queries = prepare_vault(data_dir, notes)
             upstream = subprocess.Popen(
                 [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(REPO))],
                 stdout=subprocess.PIPE,
@@ -184,7 +195,7 @@ def run(notes: int, reps: int, warmup: int) -> dict[str, Any]:
             gateway_url = f"http://127.0.0.1:{port}"
             wait_until_up(gateway_url, gateway)
             log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")
-            return measure(upstream_url, gateway_url, recall_key, tools_key, queries, reps, warmup)
+            return measure(upstream_url, gateway_url, keys, queries, reps, warmup)
     finally:
         for proc in procs:
             proc.terminate()
@@ -194,28 +205,20 @@ def run(notes: int, reps: int, warmup: int) -> dict[str, Any]:
 def measure(
     upstream_url: str,
     gateway_url: str,
-    recall_key: str,
-    tools_key: str,
+    keys: dict[str, str],
     queries: list[str],
     reps: int,
     warmup: int,
 ) -> dict[str, Any]:
     samples: dict[str, list[float]] = {}
     headers: dict[str, list[float]] = {}
-    with (
-        httpx.Client(base_url=upstream_url, timeout=60) as direct,
-        httpx.Client(
-            base_url=gateway_url, headers={"Authorization": f"Bearer {recall_key}"}, timeout=60
-        ) as recall,
-        httpx.Client(
-            base_url=gateway_url, headers={"Authorization": f"Bearer {tools_key}"}, timeout=60
-        ) as tools,
-    ):
-        paths = {
-            "direct": (direct, "/v1/chat/completions"),
-            "recall": (recall, "/v1/chat/completions"),
-            "recall+tools": (tools, "/v1/chat/completions"),
-        }
+    clients = {"direct": httpx.Client(base_url=upstream_url, timeout=60)}
+    for name, secret in keys.items():
+        clients[name] = httpx.Client(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {secret}"}, timeout=60
+        )
+    try:
+        paths = {name: (client, "/v1/chat/completions") for name, client in clients.items()}
         for rep in range(warmup + reps):
             for i, question in enumerate(queries):
                 for stream in (False, True):
@@ -231,6 +234,9 @@ def measure(
                         samples.setdefault(label, []).append(elapsed)
                         if header is not None:
                             headers.setdefault(label, []).append(header)
+    finally:
+        for client in clients.values():
+            client.close()
     out: dict[str, Any] = {"samples": {}, "headers": {}}
     for label, values in samples.items():
         out["samples"][label] = {
@@ -272,7 +278,7 @@ def report(res: dict[str, Any]) -> None:
     print(f"{'path':<22}" + "".join(f"{name:>{width}}" for name, width in columns) + " header p50")
     for stream in ("", " stream"):
         base = s[f"direct{stream}"]
-        for name in ("direct", "recall", "recall+tools"):
+        for name in ("direct", *GATEWAY_PATHS):
             row = s[f"{name}{stream}"]
             label = f"{name}{stream}" + (" (TTFB)" if stream else "")
             line = f"{label:<22}{row['p50_ms']:>9.2f}{row['p99_ms']:>9.2f}"
@@ -292,6 +298,11 @@ def report(res: dict[str, Any]) -> None:
     print(
         f"header vs measured (recall, p50): {h['recall']['p50_ms']:.2f} ms reported,"
         f" {added:.2f} ms measured"
+    )
+    hop = s["pass-through"]["p50_ms"] - s["direct"]["p50_ms"]
+    print(
+        f"of the added p50: the hop with memory off {hop:.2f} ms,"
+        f" recall on top of it {s['recall']['p50_ms'] - s['pass-through']['p50_ms']:.2f} ms"
     )
     for module, ms in res["import_ms"].items():
         print(f"import time (python -X importtime, median of 5): {module} {ms:.0f} ms")
