@@ -797,3 +797,33 @@ def test_overhead_is_smaller_than_a_slow_stream(
     assert text == "slow stream"
     assert result.elapsed >= 0.6
     assert _overhead(result.headers) < result.elapsed * 1000
+
+
+@pytest.mark.parametrize("tools_on", [False, True], ids=["plain", "tools"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_gzipped_answer_reaches_the_client_decoded(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream, fmt: str, tools_on: bool
+) -> None:
+    # Providers compress answers for clients that accept it; memvault reads them and
+    # relays plain JSON (with its own headers, so no content-encoding).
+    key = issue_key(sqlite_gateway, tools=tools_on)
+    upstream.enqueue(Reply(text="compressed on the way", gzip=True))
+    response = raw_post(sqlite_gateway, fmt, key, minimal_body(fmt))
+
+    assert response.status_code == 200, response.text
+    assert "content-encoding" not in response.headers
+    answer = response.json()
+    if fmt == "openai":
+        assert answer["choices"][0]["message"]["content"] == "compressed on the way"
+    else:
+        assert answer["content"][0]["text"] == "compressed on the way"
+
+    upstream.enqueue(Reply(text="and through the SDK", gzip=True))
+    if fmt == "openai":
+        sdk_answer = openai_client(sqlite_gateway, key).chat.completions.create(
+            model=OPENAI_MODEL, messages=[{"role": "user", "content": "hi"}]
+        )
+        assert sdk_answer.choices[0].message.content == "and through the SDK"
+    else:
+        message = anthropic_client(sqlite_gateway, key).messages.create(**minimal_body("anthropic"))
+        assert message.content[0].text == "and through the SDK"  # type: ignore[union-attr]

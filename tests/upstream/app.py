@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -144,6 +145,9 @@ class UpstreamApp:
             streaming = isinstance(request_json, dict) and request_json.get("stream") is True
             if streaming:
                 await self._stream(r, dialect, send)
+            elif step.gzip:
+                body = gzip.compress(_json(dialect.completion(r)))
+                await _respond(send, 200, body, {"content-encoding": "gzip"})
             else:
                 await _respond(send, 200, _json(dialect.completion(r)))
         elif isinstance(step, Fault):

@@ -36,6 +36,9 @@ class Reply:
     # the rest. At or beyond the event count, every event is sent and then the fault.
     fail_after_events: int | None = None
     fail_mode: Literal["disconnect", "error_event", "garbage"] = "disconnect"
+    # Whole answers only: gzip the body and say so in content-encoding, as providers do
+    # for clients that accept it.
+    gzip: bool = False
 
     def __post_init__(self) -> None:
         # A zero chunk size would loop forever when splitting; fail at scripting time.
