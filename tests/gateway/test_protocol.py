@@ -799,6 +799,37 @@ def test_overhead_is_smaller_than_a_slow_stream(
     assert _overhead(result.headers) < result.elapsed * 1000
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_overhead_counts_from_the_request_s_arrival_key_check_included(
+    sqlite_gateway: LiveServer,
+    upstream: ScriptedUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+    stream: bool,
+) -> None:
+    # The key check runs before the gateway's own work starts; its time is memvault's.
+    delay = 0.3
+    key = issue_key(sqlite_gateway)
+    accounts = sqlite_gateway.services.accounts
+    check_key = accounts.authenticate
+
+    def slow_check(secret: str | None) -> Any:
+        time.sleep(delay)
+        return check_key(secret)
+
+    monkeypatch.setattr(accounts, "authenticate", slow_check)
+    if stream:
+        result = raw_stream(sqlite_gateway, fmt, key, minimal_body(fmt))
+        status, headers = result.status, result.headers
+    else:
+        response = raw_post(sqlite_gateway, fmt, key, minimal_body(fmt))
+        status, headers = response.status_code, response.headers
+
+    assert status == 200
+    assert _overhead(headers) >= delay * 1000
+
+
 @pytest.mark.parametrize("tools_on", [False, True], ids=["plain", "tools"])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_gzipped_answer_reaches_the_client_decoded(
