@@ -21,8 +21,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Mapping
-from itertools import accumulate, chain, filterfalse
-from operator import sub
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -59,34 +58,11 @@ _JSON_KEYS = frozenset({"input", "arguments", "parameters", "input_schema", "sch
 _MEDIA_DEPTH = 8
 
 
-# Counting goes piece by piece (see _piece_counts) for texts up to this long; longer ones
-# (a pasted document in a request) go to the tokenizer whole, so one request cannot
-# flood the piece caches or hold a list of every piece of a megabyte.
-PIECEWISE_MAX_CHARS = 64_000
-# Each piece cache is emptied when it would pass this many pieces (under 10 MB each):
-# bounded memory, and the pieces in use come back within a few requests.
-PIECE_CACHE_LIMIT = 50_000
-# A text with more unknown pieces than this is counted whole, and only this many of its
-# pieces are learnt: learning a piece is a tokenizer call of its own (a microsecond or
-# two), so a text of mostly new words (the first requests of a process, a note of names
-# and identifiers) is counted whole, and the caches warm up over a few requests instead
-# of making one request pay for all of it.
-PIECES_LEARNT_PER_TEXT = 32
-# Longer pieces (a run of letters or spaces with no break) are never remembered: a text
-# holding one is counted whole. Caps what one entry can hold.
-MAX_PIECE_CHARS = 48
-# count_within counts a text by pieces when it is at most this many characters a token of
-# its limit: ordinary text is 3-5 characters a token, so such a text usually fits, and a
-# longer one is left to the tokenizer's bounded count, which stops at the limit.
-BOUNDED_CHARS_PER_TOKEN = 6
-
-
 class _Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
     def count_till_limit(self, text: str, token_limit: int) -> int | None: ...
     def encode(self, text: str) -> list[int]: ...
     def decode(self, tokens: list[int]) -> str: ...
-    def pretokenize(self, text: str) -> list[str]: ...
 
 
 _lock = threading.Lock()
@@ -151,71 +127,6 @@ class _Pieces(dict[int, str | None]):
 _pieces = _Pieces()
 
 
-# Pre-token piece -> its token count, and -> the length in characters of each of its
-# tokens (None for a piece whose tokens cannot be aligned with its characters, see
-# _joined_ends; a token that is part of a character has length 0, except the one that
-# completes it).
-#
-# o200k_base first splits text into pieces by a regex (a word with its leading space, a
-# run of up to three digits, punctuation, whitespace), and BPE never merges across
-# pieces, so a text's count is the sum of its pieces' counts and its token ends follow
-# from its pieces' token lengths. Pieces recur across notes and requests ("the",
-# " notes", "\n\n"), so each is worked out once and remembered: counting a note becomes
-# one split in Rust plus dictionary lookups, about twice as fast as counting it whole.
-# Plain dicts, looked up in C; only counts and lengths are kept, and nothing is logged.
-_piece_counts: dict[str, int] = {}
-_piece_lengths: dict[str, tuple[int, ...] | None] = {}
-
-
-def _learn_counts(pieces: list[str]) -> bool:
-    """Learn the unknown ``pieces``' counts; False when there were too many to learn them
-    all (see PIECES_LEARNT_PER_TEXT): the caller then counts its text whole."""
-    unknown = _unknown(_piece_counts, pieces)
-    tokenizer = _get_tokenizer()
-    for piece in _learnable(unknown):
-        _piece_counts[piece] = int(tokenizer.count(piece))
-    return _all_learnable(unknown)
-
-
-def _learn_lengths(pieces: list[str]) -> bool:
-    """As _learn_counts, for the pieces' token lengths."""
-    unknown = _unknown(_piece_lengths, pieces)
-    tokenizer = _get_tokenizer()
-    for piece in _learnable(unknown):
-        lengths: tuple[int, ...] | None
-        if tokenizer.count(piece) == 1:
-            lengths = (len(piece),)  # most pieces: one whole token
-        else:
-            ends = _token_ends_of(piece)
-            lengths = None if ends is None else tuple(map(sub, ends, [0, *ends[:-1]]))
-        _piece_lengths[piece] = lengths
-    return _all_learnable(unknown)
-
-
-def _learnable(unknown: list[str]) -> list[str]:
-    return [piece for piece in unknown[:PIECES_LEARNT_PER_TEXT] if len(piece) <= MAX_PIECE_CHARS]
-
-
-def _all_learnable(unknown: list[str]) -> bool:
-    """Whether _learnable(unknown) is all of them (sorted by _unknown: longest last)."""
-    return len(unknown) <= PIECES_LEARNT_PER_TEXT and (
-        not unknown or len(unknown[-1]) <= MAX_PIECE_CHARS
-    )
-
-
-def _unknown(cache: dict[str, Any], pieces: list[str]) -> list[str]:
-    """The distinct pieces ``cache`` does not hold, with any longer than MAX_PIECE_CHARS
-    last (never learnt, so their text is counted whole). A full cache is emptied first,
-    which keeps memory bounded (the pieces in use come back within a few requests)."""
-    if len(cache) + len(pieces) > PIECE_CACHE_LIMIT:
-        cache.clear()
-    # filterfalse over the distinct pieces: set.difference(dict) would walk the cache.
-    unknown = list(filterfalse(cache.__contains__, set(pieces)))
-    if max(map(len, unknown), default=0) > MAX_PIECE_CHARS:
-        unknown.sort(key=len)
-    return unknown
-
-
 class TokenCounter:
     """o200k_base token counts. Called as ``count_tokens(text)``; recall also uses the
     bounded count and the token offsets, to predict the count of an excerpt instead of
@@ -234,19 +145,11 @@ class TokenCounter:
             return 0
         tokenizer = _get_tokenizer()
         try:
-            if len(text) <= PIECEWISE_MAX_CHARS:
-                pieces = tokenizer.pretokenize(text)
-                for _ in range(2):  # the second time, with the new pieces learnt
-                    try:
-                        return sum(map(_piece_counts.__getitem__, pieces))
-                    except KeyError:  # a piece not met before (or forgotten meanwhile)
-                        if not _learn_counts(pieces):
-                            break
             return int(tokenizer.count(text))
         except UnicodeEncodeError:
             # A lone surrogate (from a lenient JSON decoder) cannot reach the Rust side;
             # each one costs what its replacement character costs.
-            return self(_without_surrogates(text))
+            return int(tokenizer.count(_without_surrogates(text)))
 
     def count_within(self, text: str, limit: int) -> int | None:
         """``count_tokens(text)`` if it is at most ``limit``, else None; the tokenizer
@@ -255,12 +158,7 @@ class TokenCounter:
             return None
         if not text:
             return 0
-        if len(text) <= min(PIECEWISE_MAX_CHARS, limit * BOUNDED_CHARS_PER_TOKEN):
-            # Short enough that counting it all by pieces costs less than a bounded count.
-            whole = self(text)
-            return whole if whole <= limit else None
         tokenizer = _get_tokenizer()
-        found: int | None
         try:
             found = tokenizer.count_till_limit(text, limit)
         except UnicodeEncodeError:
@@ -278,41 +176,18 @@ class TokenCounter:
         """
         if not text:
             return []
-        if len(text) > PIECEWISE_MAX_CHARS:
-            return _token_ends_of(text)
         try:
-            pieces = _get_tokenizer().pretokenize(text)
+            tokens = _get_tokenizer().encode(text)
         except UnicodeEncodeError:
             return None  # offsets would not match the text after repair
-        for _ in range(2):  # the second time, with the new pieces learnt
-            try:
-                lengths = list(map(_piece_lengths.__getitem__, pieces))
-                break
-            except KeyError:  # a piece not met before (or forgotten meanwhile)
-                if not _learn_lengths(pieces):
-                    return _token_ends_of(text)
-        else:
-            return _token_ends_of(text)
-        if None in lengths:
-            return _token_ends_of(text)
-        ends = list(accumulate(chain.from_iterable(lengths)))  # type: ignore[arg-type]
-        return ends if ends and ends[-1] == len(text) else None
+        pieces = list(map(_pieces.__getitem__, tokens))
+        if None in pieces:
+            return _joined_ends(tokens, pieces, len(text))
+        ends = list(accumulate(map(len, pieces)))  # type: ignore[arg-type]
+        return ends if ends[-1] == len(text) else None
 
 
 count_tokens = TokenCounter()
-
-
-def _token_ends_of(text: str) -> list[int] | None:
-    """TokenCounter.token_ends, from one encoding of the whole text."""
-    try:
-        tokens = _get_tokenizer().encode(text)
-    except UnicodeEncodeError:
-        return None  # offsets would not match the text after repair
-    pieces = list(map(_pieces.__getitem__, tokens))
-    if None in pieces:
-        return _joined_ends(tokens, pieces, len(text))
-    ends = list(accumulate(map(len, pieces)))  # type: ignore[arg-type]
-    return ends if ends and ends[-1] == len(text) else None
 
 
 def _without_surrogates(text: str) -> str:
