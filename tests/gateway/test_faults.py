@@ -8,8 +8,12 @@ never a failure dressed up as a clean end.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -255,6 +259,58 @@ def test_a_stream_that_stalls_midway_ends_with_a_timeout_error_event(
         error = error_event(fmt, result)
         assert error["code"] == "upstream_timeout", result.text
         assert result.elapsed < READ_TIMEOUT + 4
+
+
+@contextlib.contextmanager
+def black_hole() -> Iterator[str]:
+    """An upstream that accepts connections and never reads from them: a large request
+    body fills the socket buffers and the sender's writes block."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                accepted.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for connection in accepted:
+            connection.close()
+        listener.close()
+
+
+def test_an_upstream_that_stops_reading_a_large_request_is_a_504_not_a_hang(
+    tmp_path: Path, clock: FakeClock, upstream: ScriptedUpstream
+) -> None:
+    # Sending the request is bounded like waiting for the answer: at most about the read
+    # timeout for the body to go out, then the read timeout for the answer's headers.
+    with (
+        black_hole() as hole,
+        custom_gateway(
+            tmp_path, clock, upstream, openai_base_url=hole + "/v1", anthropic_base_url=hole
+        ) as server,
+    ):
+        key = issue_key(server)
+        for fmt, stream in (("openai", False), ("anthropic", True)):
+            body = minimal_body(fmt, stream=stream)
+            body["messages"][0]["content"] = "x " * (12 * 1024 * 1024)  # 24 MB
+            started = time.monotonic()
+            response = raw_post(server, fmt, key, body, timeout=60)
+            elapsed = time.monotonic() - started
+            assert response.status_code == 504, (fmt, response.text[:300])
+            assert format_error(fmt, response.json())["code"] == "upstream_timeout"
+            assert elapsed < 2 * READ_TIMEOUT + 6, elapsed
 
 
 # -- connection refused: a 502 --------------------------------------------------------

@@ -100,6 +100,13 @@ class UpstreamClient:
             sock_connect=settings.upstream_connect_timeout,
             sock_read=settings.upstream_read_timeout,
         )
+        # aiohttp bounds connecting and every read, but not writing the request: a
+        # provider that stops reading a large body would hold the request for ever. So
+        # the whole wait for an answer's headers is bounded too: connecting, then up to
+        # the read timeout to send the body, then the read timeout for the headers.
+        self.headers_deadline = (
+            settings.upstream_connect_timeout + 2 * settings.upstream_read_timeout
+        )
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -127,6 +134,13 @@ class UpstreamClient:
             with suppress(RuntimeError):  # its loop is gone, and its connections with it
                 await session.close()
 
+    async def _send(
+        self, method: str, url: str, headers: dict[str, str], proxy: str | None, data: Any = None
+    ) -> aiohttp.ClientResponse:
+        """The provider's response, its headers read (its body not yet)."""
+        async with asyncio.timeout(self.headers_deadline):
+            return await self.session.request(method, url, data=data, headers=headers, proxy=proxy)
+
     def _request_parts(
         self, api: ApiFormat, body: dict[str, Any], client_headers: dict[str, str]
     ) -> tuple[str, bytes | io.BytesIO, dict[str, str], str | None]:
@@ -148,11 +162,12 @@ class UpstreamClient:
         url, data, headers, proxy = self._request_parts(api, body, client_headers)
         with timer.upstream():
             try:
-                async with self.session.post(
-                    url, data=data, headers=headers, proxy=proxy
-                ) as response:
+                response = await self._send("POST", url, headers, proxy, data)
+                try:
                     raw = await _read_capped(response)
-                    status, response_headers = response.status, response.headers
+                finally:
+                    _finish(response)
+                status, response_headers = response.status, response.headers
             except TimeoutError as exc:
                 raise _timeout() from exc
             except (aiohttp.ClientError, ValueError) as exc:
@@ -172,11 +187,14 @@ class UpstreamClient:
         headers = api.upstream_headers(client_headers, upstream.credential)
         headers.pop("content-type", None)
         try:
-            async with self.session.get(
-                upstream.base_url + api.models_path, headers=headers, proxy=upstream.proxy
-            ) as response:
+            response = await self._send(
+                "GET", upstream.base_url + api.models_path, headers, upstream.proxy
+            )
+            try:
                 raw = await _read_capped(response)
-                status, response_headers = response.status, response.headers
+            finally:
+                _finish(response)
+            status, response_headers = response.status, response.headers
         except TimeoutError as exc:
             raise _timeout() from exc
         except (aiohttp.ClientError, ValueError) as exc:
@@ -194,7 +212,7 @@ class UpstreamClient:
         url, data, headers, proxy = self._request_parts(api, body, client_headers)
         started = time.perf_counter()
         try:
-            response = await self.session.post(url, data=data, headers=headers, proxy=proxy)
+            response = await self._send("POST", url, headers, proxy, data)
         except TimeoutError as exc:
             timer.add_upstream(time.perf_counter() - started)
             raise _timeout() from exc
@@ -225,12 +243,16 @@ class UpstreamClient:
             yield _chunks(response)
         finally:
             timer.add_upstream(time.perf_counter() - started)
-            if response.content.at_eof():
-                response.release()  # read to the end: the connection goes back to the pool
-            else:
-                # Left early (the client went away, or a failure): dropping the connection
-                # is what tells the provider to stop generating.
-                response.close()
+            _finish(response)
+
+
+def _finish(response: aiohttp.ClientResponse) -> None:
+    if response.content.at_eof():
+        response.release()  # read to the end: the connection goes back to the pool
+    else:
+        # Left early (the client went away, a failure, an answer over the cap): dropping
+        # the connection is what tells the provider to stop generating.
+        response.close()
 
 
 def _is_event_stream(headers: Mapping[str, str]) -> bool:
