@@ -19,8 +19,8 @@ Non-streaming requests are timed to the last byte, streaming ones to the first b
 (TTFB). Printed: p50/p99 per path, what memvault adds (the difference of the medians and
 of the p99s), the `x-gateway-overhead-ms` header next to that difference, how the added
 p50 splits between the hop and recall, and the import time of the app module (python -X
-importtime, median of 5 runs) as a proxy for a Lambda cold start. Targets (never asserted): added
-p50 ≤ 5 ms, p99 ≤ 25 ms, streaming TTFB added ≤ 5 ms.
+importtime, median of 5 runs) as a proxy for a Lambda cold start. Targets (never
+asserted): added p50 ≤ 5 ms, p99 ≤ 25 ms, streaming TTFB added ≤ 5 ms.
 """
 
 from __future__ import annotations

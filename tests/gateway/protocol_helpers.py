@@ -21,7 +21,7 @@ import pytest
 
 from memvault.container import build_services
 from tests.conftest import FakeClock, LiveServer, backend_settings, serve
-from tests.gateway.conftest import gateway_overrides
+from tests.gateway.conftest import anthropic_client, gateway_overrides, openai_client
 from tests.upstream import ScriptedUpstream
 from tests.upstream.app import UpstreamApp
 
@@ -212,3 +212,21 @@ def slow_upstream(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
         await original(self, *args, **kwargs)
 
     monkeypatch.setattr(UpstreamApp, "_play", delayed)
+
+
+def sdk_call(server: LiveServer, fmt: str, key: str, *, stream: bool) -> Any:
+    """One SDK request, read to its end; returns the text the client saw."""
+    if fmt == "openai":
+        client = openai_client(server, key)
+        answer = client.chat.completions.create(
+            model=OPENAI_MODEL, messages=[{"role": "user", "content": "hi"}], stream=stream
+        )
+        if not stream:
+            return answer.choices[0].message.content
+        return "".join(c.choices[0].delta.content or "" for c in answer if c.choices)
+    aclient = anthropic_client(server, key)
+    params: dict[str, Any] = minimal_body("anthropic")
+    if not stream:
+        return aclient.messages.create(**params).content[0].text
+    with aclient.messages.stream(**params) as events:
+        return "".join(events.text_stream)

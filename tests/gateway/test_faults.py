@@ -24,15 +24,15 @@ import openai
 import pytest
 
 from tests.conftest import FakeClock, LiveServer, free_port
-from tests.gateway.conftest import anthropic_client, issue_key, openai_client
+from tests.gateway.conftest import issue_key
 from tests.gateway.protocol_helpers import (
-    OPENAI_MODEL,
     RawStream,
     custom_gateway,
     format_error,
     minimal_body,
     raw_post,
     raw_stream,
+    sdk_call,
 )
 from tests.upstream import Fault, Hang, Malformed, Reply, ScriptedUpstream, ToolCall
 
@@ -41,24 +41,6 @@ TOGGLES = [False, True]
 TOGGLE_IDS = ["plain", "tools"]
 # The scripted upstream's read timeout is 3 s (tests/gateway/conftest.py).
 READ_TIMEOUT = 3.0
-
-
-def sdk_call(server: LiveServer, fmt: str, key: str, *, stream: bool) -> Any:
-    """One SDK request, read to its end; returns the text the client saw."""
-    if fmt == "openai":
-        client = openai_client(server, key)
-        answer = client.chat.completions.create(
-            model=OPENAI_MODEL, messages=[{"role": "user", "content": "hi"}], stream=stream
-        )
-        if not stream:
-            return answer.choices[0].message.content
-        return "".join(c.choices[0].delta.content or "" for c in answer if c.choices)
-    aclient = anthropic_client(server, key)
-    params: dict[str, Any] = minimal_body("anthropic")
-    if not stream:
-        return aclient.messages.create(**params).content[0].text
-    with aclient.messages.stream(**params) as events:
-        return "".join(events.text_stream)
 
 
 def error_event(fmt: str, result: RawStream) -> dict[str, Any]:
