@@ -10,6 +10,8 @@ are the issue-3 targets: they are what AWS bills.
 from __future__ import annotations
 
 import random
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,6 +27,7 @@ from memvault.domain.models import VERSIONS_KEPT, DeleteNote, MoveNote, Toggles
 from memvault.errors import Conflict, NotFound, Unauthenticated
 from memvault.services.accounts import LOCAL_ACCOUNT_ID, hash_key
 from memvault.services.context import Caller
+from memvault.services.recall import RecallService
 from memvault.services.vault import build_put
 from tests.aws_env import REGION
 from tests.conftest import FakeClock
@@ -94,6 +97,44 @@ def test_a_plain_move_reads_nothing_twice(services: Services, user: Caller) -> N
     assert n == {"ddb": 2, "s3": 1, "total": 3}
     assert result.notes[0].markdown == "alone, links to [[x]]"
     assert [b.source_path for b in services.store.links_to(user.account_id, ["x"])] == ["b.md"]
+
+
+def test_recall_reads_its_notes_in_one_batch_with_the_bodies_side_by_side(
+    services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(5):
+        services.vault.write(user, f"n{n}.md", f"kiwi note {n}")
+    store: Any = services.store
+    in_flight, most = 0, 0
+    lock = threading.Lock()
+    real_get_object = store.bodies.client.get_object
+
+    def slow_get_object(**kwargs: Any) -> Any:
+        nonlocal in_flight, most
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+        try:
+            time.sleep(0.2)  # an S3 round trip, long enough for the others to start
+            return real_get_object(**kwargs)
+        finally:
+            with lock:
+                in_flight -= 1
+
+    monkeypatch.setattr(store.bodies.client, "get_object", slow_get_object)
+    store.body_cache.clear()  # as in a fresh Lambda container
+    with counted(services) as n:
+        block = RecallService(services.vault).recall(user, "kiwi", max_notes=5, token_budget=2000)
+    assert block is not None and len(block.paths) == 5
+    # The search is OpenSearch's; the reads are one BatchGetItem and five GetObject.
+    assert n == {"ddb": 1, "s3": 5, "total": 6}
+    with counted(services) as n:
+        notes = services.vault.read_many(user, [f"n{i}.md" for i in range(5)] + ["none.md"])
+    # Served from the bodies the recall just fetched: one BatchGetItem, no GetObject.
+    assert n == {"ddb": 1, "s3": 0, "total": 1}
+    assert [note.markdown for note in notes] == [f"kiwi note {i}" for i in range(5)]
+    # The recall's five GetObject requests were in flight together, not one after another.
+    assert most == 5
 
 
 def test_a_delete_is_one_read_and_one_transaction(services: Services, user: Caller) -> None:

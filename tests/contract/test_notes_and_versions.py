@@ -218,3 +218,31 @@ def test_model_writes_are_screened_and_people_are_not(
     services.vault.write(model, "ok.md", "We discussed the system design review.")
     services.vault.write(user, "mine.md", attack)  # a person's own note is theirs to keep
     assert services.vault.read(user, "mine.md").markdown == attack
+
+
+def test_read_many_returns_the_live_notes_asked_for_in_that_order(
+    services: Services, user: Caller
+) -> None:
+    for name in ("a", "b", "c", "d"):
+        services.vault.write(user, f"{name}.md", f"note {name}")
+    services.vault.delete(user, "b.md")
+    services.vault.move(user, "d.md", "moved/d.md")
+    services.accounts.create_account("other", account_id="other")
+    services.vault.write(Caller(account_id="other"), "theirs.md", "not yours")
+
+    notes = services.vault.read_many(
+        user, ["c.md", "b.md", "d.md", "missing.md", "theirs.md", "a.md", "c.md", "A.md"]
+    )
+
+    # Deleted, moved away, missing and another account's paths are left out; a path
+    # asked twice comes back once; paths match exactly, as ``read`` does.
+    assert [(n.path, n.markdown) for n in notes] == [("c.md", "note c"), ("a.md", "note a")]
+    assert notes[0] == services.vault.read(user, "c.md")
+    assert services.vault.read_many(user, []) == []
+    assert services.vault.read_many(Caller(account_id="nobody"), ["a.md"]) == []
+
+
+def test_read_many_normalises_paths_as_read_does(services: Services, user: Caller) -> None:
+    services.vault.write(user, "caf\u00e9.md", "x")
+    [note] = services.vault.read_many(user, ["cafe\u0301.md"])
+    assert note.path == "caf\u00e9.md"

@@ -158,7 +158,8 @@ def test_storage_failure_propagates(
     def unavailable(*_args: object, **_kwargs: object) -> None:
         raise ServiceUnavailable("storage is down", code="storage_unavailable")
 
-    monkeypatch.setattr(services.store, "get_note", unavailable)
+    # Recall reads the notes it found in one batch.
+    monkeypatch.setattr(services.store, "get_notes", unavailable)
     with pytest.raises(ServiceUnavailable):
         recall.recall(user, "guava", max_notes=5, token_budget=2000)
 

@@ -100,6 +100,12 @@ class VaultStore(Protocol):
         """``path`` is matched exactly (already normalised)."""
         ...
 
+    def get_notes(self, account_id: str, note_paths: Collection[str]) -> dict[str, Note]:
+        """path -> note for the live notes at exactly these (normalised) paths, missing
+        ones left out. In one round trip where the backend allows it (recall reads the
+        notes a search found this way, before every gateway request it serves)."""
+        ...
+
     def live_paths(self, account_id: str, path_keys: Collection[str]) -> dict[str, str]:
         """path_key -> path of the live notes among ``path_keys`` (missing keys left out)."""
         ...

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memvault.domain.recall import RecallBlock, RecallNote, assemble_recall
-from memvault.errors import NotFound
 from memvault.gateway.tokens import count_tokens as default_count_tokens
 from memvault.services.context import Caller
 from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService
@@ -51,21 +50,18 @@ class RecallService:
             snippets=False,
             skip_common_terms=True,
         )
-        notes: list[RecallNote] = []
-        for hit in hits:
-            try:
-                note = self.vault.read(caller, hit.path)
-            except NotFound:
-                continue  # deleted (or moved) between the search and the read
-            notes.append(
-                RecallNote(
-                    path=note.path,
-                    title=note.title,
-                    updated_at=note.updated_at,
-                    markdown=note.markdown,
-                    score=hit.score,
-                )
+        # Read in one go; a note deleted (or moved) since the search is left out.
+        scores = {hit.path: hit.score for hit in hits}
+        notes = [
+            RecallNote(
+                path=note.path,
+                title=note.title,
+                updated_at=note.updated_at,
+                markdown=note.markdown,
+                score=scores[note.path],
             )
+            for note in self.vault.read_many(caller, [hit.path for hit in hits])
+        ]
         return assemble_recall(
             notes, max_notes=max_notes, token_budget=token_budget, count_tokens=self.count_tokens
         )

@@ -120,6 +120,13 @@ class VaultService:
             raise NotFound(f"no note at {norm!r}", code="note_not_found")
         return note
 
+    def read_many(self, caller: Caller, note_paths: Sequence[str]) -> list[Note]:
+        """The live notes at these paths, in the order asked, each once; paths with no
+        live note (deleted or moved since they were found, say) are left out."""
+        wanted = list(dict.fromkeys(paths.normalize_path(p) for p in note_paths))
+        found = self.store.get_notes(caller.account_id, wanted) if wanted else {}
+        return [found[p] for p in wanted if p in found]
+
     def list_notes(
         self,
         caller: Caller,

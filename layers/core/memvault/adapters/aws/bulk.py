@@ -137,7 +137,7 @@ def _write_journal(
     store: DynamoVaultStore, account_id: str, lock_id: str, originals: dict[str, Item | None]
 ) -> None:
     with aws_errors("the notes bucket"):
-        store.bodies.requests += 1
+        store.bodies.count_request()
         store.bodies.client.put_object(
             Bucket=store.bodies.bucket,
             Key=keys.journal_key(account_id, lock_id),
@@ -151,7 +151,7 @@ def _read_journal(
 ) -> dict[str, Item | None] | None:
     try:
         with aws_errors("the notes bucket"):
-            store.bodies.requests += 1
+            store.bodies.count_request()
             raw = store.bodies.client.get_object(
                 Bucket=store.bodies.bucket, Key=keys.journal_key(account_id, lock_id)
             )["Body"].read()

@@ -45,6 +45,11 @@ class BodyCache:
                 self._texts.move_to_end(object_key)
             return text
 
+    def clear(self) -> None:
+        with self._lock:
+            self._texts.clear()
+            self._chars = 0
+
     def put(self, object_key: str, text: str) -> None:
         if len(text) > self.max_chars // 4:
             return  # one huge note must not flush everything else

@@ -250,6 +250,20 @@ class SqliteVaultStore:
             )
         return note
 
+    def get_notes(self, account_id: str, note_paths: Collection[str]) -> dict[str, Note]:
+        found: dict[str, Note] = {}
+        conn = self.db.connection()
+        for chunk in _chunks(list(dict.fromkeys(note_paths))):
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                f"SELECT {_NOTE_COLUMNS}, v.markdown FROM notes n"
+                " JOIN versions v ON v.note_id = n.id AND v.version = n.version"
+                f" WHERE n.account_id = ? AND n.deleted_at IS NULL AND n.path IN ({marks})",
+                [account_id, *chunk],
+            ).fetchall()
+            found.update((row["path"], _note(row)) for row in rows)
+        return found
+
     def live_paths(self, account_id: str, path_keys: Collection[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         for chunk in _chunks(list(dict.fromkeys(path_keys))):
