@@ -162,7 +162,9 @@ def timed(client: httpx.Client, path: str, payload: dict[str, Any]) -> tuple[flo
     return elapsed, float(header) if header is not None else None
 
 
-def run(notes: int, reps: int, warmup: int) -> dict[str, Any]:
+def run(
+    notes: int, reps: int, warmup: int, conversation_tokens: int = 0, steps: int = 0
+) -> dict[str, Any]:
     procs: list[subprocess.Popen[bytes]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="memvault-bench-gateway-") as tmp:
@@ -195,7 +197,17 @@ def run(notes: int, reps: int, warmup: int) -> dict[str, Any]:
             gateway_url = f"http://127.0.0.1:{port}"
             wait_until_up(gateway_url, gateway)
             log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")
-            return measure(upstream_url, gateway_url, keys, queries, reps, warmup)
+            out = measure(upstream_url, gateway_url, keys, queries, reps, warmup)
+            if conversation_tokens > 0:
+                history = conversation_history(
+                    VaultGenerator(notes, seed=SEED), conversation_tokens
+                )
+                log(f"long conversation: {len(history)} messages, {steps} steps")
+                out["conversation"] = measure_conversation(
+                    upstream_url, gateway_url, keys, history, queries, steps
+                )
+                out["conversation"]["tokens"] = conversation_tokens
+            return out
     finally:
         for proc in procs:
             proc.terminate()
@@ -252,6 +264,76 @@ def measure(
     return out
 
 
+def conversation_history(gen: VaultGenerator, target_tokens: int) -> list[dict[str, Any]]:
+    """An agent's long history: alternating user and assistant turns of note-sized text
+    (the synthetic vault's own notes), until it holds about ``target_tokens``."""
+    from memvault.gateway.tokens import count_tokens
+
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent."}]
+    total = 0
+    for index, (_, markdown) in enumerate(gen.iter_notes()):
+        if total >= target_tokens:
+            break
+        history.append({"role": "assistant" if index % 2 else "user", "content": markdown})
+        total += count_tokens(markdown)
+    if history[-1]["role"] == "user":
+        history.append({"role": "assistant", "content": "Noted."})
+    return history
+
+
+def measure_conversation(
+    upstream_url: str,
+    gateway_url: str,
+    keys: dict[str, str],
+    history: list[dict[str, Any]],
+    queries: list[str],
+    steps: int,
+) -> dict[str, Any]:
+    """An agent loop: every request resends the whole history plus one new user message,
+    and the history grows by that message and a short answer each step. Step 0 is the
+    conversation's first request through memvault (nothing of it counted before)."""
+    names = ("direct", "pass-through", "recall")
+    clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
+    for name in names[1:]:
+        clients[name] = httpx.Client(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {keys[name]}"}, timeout=120
+        )
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    first: dict[str, float] = {}
+    messages = list(history)
+    try:
+        for step in range(steps + 1):
+            question = f"Step {step}. {queries[step % len(queries)]}"
+            payload = {
+                "model": MODEL,
+                "max_tokens": 64,
+                "stream": False,
+                "messages": [*messages, {"role": "user", "content": question}],
+            }
+            # Step 0 in a fixed order, so its pass-through request is the first to count
+            # the history; later steps alternate.
+            order = list(names) if step == 0 or step % 2 else list(reversed(names))
+            for name in order:
+                elapsed, _ = timed(clients[name], "/v1/chat/completions", payload)
+                if step == 0:
+                    first[name] = elapsed
+                else:
+                    samples[name].append(elapsed)
+            messages += [
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": f"Answer {step}."},
+            ]
+    finally:
+        for client in clients.values():
+            client.close()
+    return {
+        "history_bytes": len(json.dumps(history)),
+        "steps": steps,
+        "p50_ms": {name: statistics.median(values) for name, values in samples.items()},
+        "first_ms": first,
+    }
+
+
 def import_time_ms(module: str, runs: int = 5) -> float:
     """Median cumulative import time of ``module`` in a fresh interpreter."""
     values = []
@@ -304,6 +386,21 @@ def report(res: dict[str, Any]) -> None:
         f"of the added p50: the hop with memory off {hop:.2f} ms,"
         f" recall on top of it {s['recall']['p50_ms'] - s['pass-through']['p50_ms']:.2f} ms"
     )
+    conv = res.get("conversation")
+    if conv:
+        print(
+            f"\nlong conversation (an agent loop): a ~{conv['tokens'] // 1000}k-token history"
+            f" ({conv['history_bytes'] // 1024} KB) resent with one new user message per"
+            f" request; {conv['steps']} steps"
+        )
+        print(f"{'path':<22}{'p50 ms':>9}{'added p50':>11}{'first request added':>21}")
+        p50, first = conv["p50_ms"], conv["first_ms"]
+        for name in ("direct", "pass-through", "recall"):
+            line = f"{name:<22}{p50[name]:>9.2f}"
+            if name != "direct":
+                line += f"{p50[name] - p50['direct']:>11.2f}"
+                line += f"{first[name] - first['direct']:>21.2f}"
+            print(line)
     for module, ms in res["import_ms"].items():
         print(f"import time (python -X importtime, median of 5): {module} {ms:.0f} ms")
 
@@ -313,9 +410,16 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument(
+        "--conversation-tokens",
+        type=int,
+        default=100_000,
+        help="history size of the agent-loop measurement (0 skips it)",
+    )
+    parser.add_argument("--steps", type=int, default=20, help="requests in the agent loop")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    res = run(args.notes, args.reps, args.warmup)
+    res = run(args.notes, args.reps, args.warmup, args.conversation_tokens, args.steps)
     res.update(
         notes=args.notes,
         reps=args.reps,

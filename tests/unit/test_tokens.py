@@ -322,3 +322,88 @@ def test_counts_add_across_a_newline_before_a_tag(before: str, after: str) -> No
     assert count_tokens.joins_at_tag_lines
     head, tail = before + "\n", "<" + after
     assert count_tokens(head + tail) == count_tokens(head) + count_tokens(tail)
+
+
+# --------------------------------------------------------------------------- the count memo
+def agent_history(turns: int) -> dict[str, Any]:
+    """A long conversation: turns of a few kB each, every one distinct."""
+    messages = [
+        {"role": "user" if n % 2 == 0 else "assistant", "content": f"Turn {n}. " + PROSE * 40}
+        for n in range(turns)
+    ]
+    return openai_request({"role": "system", "content": "You are an agent."}, *messages)
+
+
+def test_a_resent_conversation_is_not_tokenized_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    tokens.count_memo.clear()
+    counted: list[int] = []
+    real = tokens.count_tokens
+
+    def spy(text: str) -> int:
+        counted.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(tokens, "count_tokens", spy)
+    body = agent_history(12)
+    first = estimate_request_tokens(body)
+    long_counted = [n for n in counted if n >= tokens.MEMO_MIN_CHARS]
+    assert len(long_counted) == 12  # each long turn once
+
+    counted.clear()
+    body["messages"].append({"role": "user", "content": "Turn 12. " + PROSE * 40})
+    second = estimate_request_tokens(body)
+    # Only the new turn is tokenized; the short texts are counted together as before.
+    assert [n for n in counted if n >= tokens.MEMO_MIN_CHARS] == [len("Turn 12. " + PROSE * 40)]
+    assert second > first
+
+
+def test_the_estimate_is_the_same_whatever_the_memo_holds() -> None:
+    body = agent_history(6)
+    tokens.count_memo.clear()
+    cold = estimate_request_tokens(body)
+    warm = estimate_request_tokens(body)
+    for n in range(50):  # other conversations' texts pass through the memo meanwhile
+        tokens.count_memo.count(f"other {n} " + PROSE * 30)
+    assert estimate_request_tokens(body) == cold == warm
+    texts = [m["content"] for m in body["messages"]]
+    assert cold >= sum(count_tokens(text) for text in texts)  # never undercounted
+
+
+def test_texts_of_the_same_length_keep_their_own_counts() -> None:
+    memo = tokens.CountMemo()
+    dense = "x" * 2000  # few tokens: one long run of a letter
+    sparse = "\u4e00\u4e8c" * 1000  # many: CJK characters, same length
+    assert len(dense) == len(sparse)
+    assert memo.count(dense) == count_tokens(dense)
+    assert memo.count(sparse) == count_tokens(sparse) != count_tokens(dense)
+    assert memo.count(dense) == count_tokens(dense)
+
+
+def test_the_memo_is_bounded_and_drops_the_least_recently_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memo = tokens.CountMemo(max_entries=2)
+    a, b, c = ("a " * 600, "b " * 600, "c " * 600)
+    memo.count(a)
+    memo.count(b)
+    memo.count(a)  # a is now the most recent
+    memo.count(c)  # b goes
+    assert len(memo) == 2
+    calls: list[str] = []
+    real = tokens.count_tokens
+
+    def spy(text: str) -> int:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(tokens, "count_tokens", spy)
+    memo.count(a)
+    memo.count(c)
+    assert calls == []
+    memo.count(b)
+    assert calls == [b]
+
+
+def test_the_memo_takes_unpaired_surrogates() -> None:
+    text = "a\ud800b " * 600
+    assert tokens.CountMemo().count(text) == count_tokens(text) > 0
