@@ -191,6 +191,31 @@ def test_a_plain_key_sends_the_request_upstream_unchanged(
         assert seen.headers["anthropic-beta"] == ANTHROPIC_BETA
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("memory", [False, True])
+def test_numbers_and_odd_text_go_up_as_the_client_wrote_them(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream, fmt: str, memory: bool
+) -> None:
+    # Integers past 64 bits, floats at the edges of a double, non-ASCII and an unpaired
+    # surrogate (legal as a JSON escape) keep their values on the way up.
+    key = issue_key(sqlite_gateway, recall=memory, tools=memory)
+    raw = json.dumps(request_of(fmt))[:-1].encode() + (
+        b', "x_numbers": [123456789012345678901234567890, -9223372036854775809,'
+        b" 1.7976931348623157e308, 5e-324, 0.1, -0.0, 1e21],"
+        b' "x_text": "\\u00fc \\u4e2d \\ud83d\\ude00 lone \\ud800 end"}'
+    )
+    response = raw_post(sqlite_gateway, fmt, key, raw)
+
+    assert response.status_code == 200, response.text
+    [seen] = upstream.requests
+    sent = json.loads(raw)
+    assert seen.json["x_numbers"] == sent["x_numbers"]
+    assert [type(n) for n in seen.json["x_numbers"]] == [type(n) for n in sent["x_numbers"]]
+    assert seen.json["x_text"] == sent["x_text"] == "ü 中 😀 lone \ud800 end"
+    if not memory:
+        assert seen.json == sent
+
+
 @pytest.mark.parametrize("include_usage", [False, True])
 def test_an_openai_stream_goes_up_unchanged_but_for_the_usage_it_asks_for(
     sqlite_gateway: LiveServer, upstream: ScriptedUpstream, include_usage: bool
@@ -629,6 +654,10 @@ BAD_BODIES: dict[str, tuple[bytes, str]] = {
     "not json": (b"{not json", "invalid_json"),
     "a list": (b'[{"model": "m"}]', "invalid_json"),
     "a string": (b'"hello"', "invalid_json"),
+    # Not JSON numbers, though Python's parser takes them (and no provider does).
+    "NaN": (b'{"model": "m", "temperature": NaN, "messages": []}', "invalid_json"),
+    "Infinity": (b'{"model": "m", "top_p": -Infinity, "messages": []}', "invalid_json"),
+    "past a double": (b'{"model": "m", "temperature": 1e400, "messages": []}', "invalid_json"),
     "no model": (b'{"messages": [{"role": "user", "content": "hi"}]}', "invalid_model"),
     "no messages": (b'{"model": "m", "max_tokens": 5}', "invalid_messages"),
     "empty messages": (b'{"model": "m", "max_tokens": 5, "messages": []}', "invalid_messages"),

@@ -29,6 +29,7 @@ import aiohttp
 
 from memvault.errors import UpstreamFailed, UpstreamTimeout
 from memvault.gateway.formats.base import ApiFormat
+from memvault.gateway.wire import encode_request
 from memvault.settings import Settings
 
 # The most of an upstream error body passed on to the client (it is the provider's text).
@@ -158,7 +159,7 @@ class UpstreamClient:
         self, api: ApiFormat, body: dict[str, Any], client_headers: dict[str, str]
     ) -> tuple[str, bytes | io.BytesIO, dict[str, str], str | None]:
         upstream = self.upstreams[api.name]
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        data = encode_request(body)
         return (
             upstream.base_url + api.upstream_path,
             # aiohttp writes a large body from a file object in pieces, between which the

@@ -7,7 +7,6 @@ shape of the route's API format (``request.state.error_format``).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -22,6 +21,7 @@ from memvault.gateway.formats.anthropic import AnthropicMessages
 from memvault.gateway.formats.base import ApiFormat
 from memvault.gateway.formats.openai import OpenAIChat
 from memvault.gateway.upstream import Timer
+from memvault.gateway.wire import NotJson, parse_request
 
 # Requests carry whole conversations, images included (API Gateway allows 10 MB).
 MAX_INFERENCE_BODY = 32 * 1024 * 1024
@@ -53,9 +53,11 @@ async def _authenticate(request: Request, *, allow_x_api_key: bool) -> ApiKey:
 async def _json_body(request: Request) -> dict[str, Any]:
     raw = await read_body(request, MAX_INFERENCE_BODY)
     try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise InvalidInput("the request body is not valid JSON", code="invalid_json") from exc
+        body = parse_request(raw)
+    except NotJson as exc:
+        raise InvalidInput(
+            f"the request body is not valid JSON: {exc}", code="invalid_json"
+        ) from exc
     if not isinstance(body, dict):
         raise InvalidInput("the request body must be a JSON object", code="invalid_json")
     return body
