@@ -21,6 +21,11 @@ of the p99s), the `x-gateway-overhead-ms` header next to that difference, how th
 p50 splits between the hop and recall, and the import time of the app module (python -X
 importtime, median of 5 runs) as a proxy for a Lambda cold start. Targets (never
 asserted): added p50 ≤ 5 ms, p99 ≤ 25 ms, streaming TTFB added ≤ 5 ms.
+
+Two measurements of size follow: an agent loop that resends a long history (100k
+tokens by default) with one new user message per request, straight and through
+memvault (memory off, and recall on), its first request reported apart; and one request
+carrying a large base64 image (3 MB by default), straight and through memvault.
 """
 
 from __future__ import annotations
@@ -163,7 +168,12 @@ def timed(client: httpx.Client, path: str, payload: dict[str, Any]) -> tuple[flo
 
 
 def run(
-    notes: int, reps: int, warmup: int, conversation_tokens: int = 0, steps: int = 0
+    notes: int,
+    reps: int,
+    warmup: int,
+    conversation_tokens: int = 0,
+    steps: int = 0,
+    image_bytes: int = 0,
 ) -> dict[str, Any]:
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -207,6 +217,8 @@ def run(
                     upstream_url, gateway_url, keys, history, queries, steps
                 )
                 out["conversation"]["tokens"] = conversation_tokens
+            if image_bytes > 0:
+                out["image"] = measure_image(upstream_url, gateway_url, keys, image_bytes, 20)
             return out
     finally:
         for proc in procs:
@@ -334,6 +346,55 @@ def measure_conversation(
     }
 
 
+def measure_image(
+    upstream_url: str, gateway_url: str, keys: dict[str, str], image_bytes: int, reps: int
+) -> dict[str, Any]:
+    """A request carrying one large base64 image, straight and through memvault with
+    memory off: what a big body costs the hop (parsing, re-encoding, forwarding)."""
+    import base64
+    import random
+
+    data = base64.b64encode(random.Random(SEED).randbytes(image_bytes)).decode()
+    payload = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "stream": False,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is in this picture?"},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}},
+                ],
+            }
+        ],
+    }
+    clients = {
+        "direct": httpx.Client(base_url=upstream_url, timeout=120),
+        "pass-through": httpx.Client(
+            base_url=gateway_url,
+            headers={"Authorization": f"Bearer {keys['pass-through']}"},
+            timeout=120,
+        ),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in clients}
+    try:
+        for rep in range(reps + 2):  # two warm-up rounds
+            order = list(clients) if rep % 2 else list(reversed(clients))
+            for name in order:
+                elapsed, _ = timed(clients[name], "/v1/chat/completions", payload)
+                if rep >= 2:
+                    samples[name].append(elapsed)
+    finally:
+        for client in clients.values():
+            client.close()
+    return {
+        "body_bytes": len(json.dumps(payload)),
+        "reps": reps,
+        "p50_ms": {name: statistics.median(values) for name, values in samples.items()},
+    }
+
+
 def import_time_ms(module: str, runs: int = 5) -> float:
     """Median cumulative import time of ``module`` in a fresh interpreter."""
     values = []
@@ -401,6 +462,15 @@ def report(res: dict[str, Any]) -> None:
                 line += f"{p50[name] - p50['direct']:>11.2f}"
                 line += f"{first[name] - first['direct']:>21.2f}"
             print(line)
+    image = res.get("image")
+    if image:
+        p50 = image["p50_ms"]
+        print(
+            f"\nlarge body: one base64 image, {image['body_bytes'] / 1e6:.1f} MB of JSON,"
+            f" memory off, {image['reps']} reps: direct {p50['direct']:.2f} ms, through"
+            f" memvault {p50['pass-through']:.2f} ms, added"
+            f" {p50['pass-through'] - p50['direct']:.2f} ms"
+        )
     for module, ms in res["import_ms"].items():
         print(f"import time (python -X importtime, median of 5): {module} {ms:.0f} ms")
 
@@ -417,9 +487,19 @@ def main() -> None:
         help="history size of the agent-loop measurement (0 skips it)",
     )
     parser.add_argument("--steps", type=int, default=20, help="requests in the agent loop")
+    parser.add_argument(
+        "--image-mb", type=float, default=3.0, help="image size of the large-body measurement"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    res = run(args.notes, args.reps, args.warmup, args.conversation_tokens, args.steps)
+    res = run(
+        args.notes,
+        args.reps,
+        args.warmup,
+        args.conversation_tokens,
+        args.steps,
+        int(args.image_mb * 1_000_000),
+    )
     res.update(
         notes=args.notes,
         reps=args.reps,
