@@ -20,6 +20,7 @@ import boto3
 import pytest
 
 from memvault.adapters.aws import keys
+from memvault.adapters.aws.bodies import GET_MANY_WORKERS
 from memvault.adapters.aws.key_cache import KeyCachingStore
 from memvault.adapters.aws.search import doc_id
 from memvault.container import Services
@@ -135,6 +136,41 @@ def test_recall_reads_its_notes_in_one_batch_with_the_bodies_side_by_side(
     assert [note.markdown for note in notes] == [f"kiwi note {i}" for i in range(5)]
     # The recall's five GetObject requests were in flight together, not one after another.
     assert most == 5
+
+
+def test_listing_every_note_fetches_the_bodies_a_page_at_a_time_side_by_side(
+    services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What an export and a reindex read. 40 notes: a full page and a partial one.
+    for n in range(40):
+        services.vault.write(user, f"n{n:02}.md", f"note {n}")
+    store: Any = services.store
+    store.body_cache.clear()
+    in_flight, most = 0, 0
+    lock = threading.Lock()
+    real_get_object = store.bodies.client.get_object
+
+    def slow_get_object(**kwargs: Any) -> Any:
+        nonlocal in_flight, most
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+        try:
+            time.sleep(0.05)
+            return real_get_object(**kwargs)
+        finally:
+            with lock:
+                in_flight -= 1
+
+    monkeypatch.setattr(store.bodies.client, "get_object", slow_get_object)
+    with counted(services) as n:
+        notes = list(store.iter_notes(user.account_id))
+    assert [(note.path, note.markdown) for note in notes] == [
+        (f"n{i:02}.md", f"note {i}") for i in range(40)
+    ]
+    assert notes[3] == services.vault.read(user, "n03.md")
+    assert n["s3"] == 40
+    assert most == GET_MANY_WORKERS  # side by side, and no more at once than the pool
 
 
 def test_a_delete_is_one_read_and_one_transaction(services: Services, user: Caller) -> None:
