@@ -100,29 +100,37 @@ def test_a_plain_move_reads_nothing_twice(services: Services, user: Caller) -> N
     assert [b.source_path for b in services.store.links_to(user.account_id, ["x"])] == ["b.md"]
 
 
+class SlowBodies:
+    """Every GetObject takes ``delay`` seconds (an S3 round trip, long enough for others
+    to start meanwhile); ``most`` is how many were ever in flight at once."""
+
+    def __init__(self, store: Any, monkeypatch: pytest.MonkeyPatch, delay: float) -> None:
+        self.delay = delay
+        self.most = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._get_object = store.bodies.client.get_object
+        monkeypatch.setattr(store.bodies.client, "get_object", self)
+
+    def __call__(self, **kwargs: Any) -> Any:
+        with self._lock:
+            self._in_flight += 1
+            self.most = max(self.most, self._in_flight)
+        try:
+            time.sleep(self.delay)
+            return self._get_object(**kwargs)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+
 def test_recall_reads_its_notes_in_one_batch_with_the_bodies_side_by_side(
     services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for n in range(5):
         services.vault.write(user, f"n{n}.md", f"kiwi note {n}")
     store: Any = services.store
-    in_flight, most = 0, 0
-    lock = threading.Lock()
-    real_get_object = store.bodies.client.get_object
-
-    def slow_get_object(**kwargs: Any) -> Any:
-        nonlocal in_flight, most
-        with lock:
-            in_flight += 1
-            most = max(most, in_flight)
-        try:
-            time.sleep(0.2)  # an S3 round trip, long enough for the others to start
-            return real_get_object(**kwargs)
-        finally:
-            with lock:
-                in_flight -= 1
-
-    monkeypatch.setattr(store.bodies.client, "get_object", slow_get_object)
+    slow = SlowBodies(store, monkeypatch, delay=0.2)
     store.body_cache.clear()  # as in a fresh Lambda container
     with counted(services) as n:
         block = RecallService(services.vault).recall(user, "kiwi", max_notes=5, token_budget=2000)
@@ -135,7 +143,7 @@ def test_recall_reads_its_notes_in_one_batch_with_the_bodies_side_by_side(
     assert n == {"ddb": 1, "s3": 0, "total": 1}
     assert [note.markdown for note in notes] == [f"kiwi note {i}" for i in range(5)]
     # The recall's five GetObject requests were in flight together, not one after another.
-    assert most == 5
+    assert slow.most == 5
 
 
 def test_listing_every_note_fetches_the_bodies_a_page_at_a_time_side_by_side(
@@ -146,23 +154,7 @@ def test_listing_every_note_fetches_the_bodies_a_page_at_a_time_side_by_side(
         services.vault.write(user, f"n{n:02}.md", f"note {n}")
     store: Any = services.store
     store.body_cache.clear()
-    in_flight, most = 0, 0
-    lock = threading.Lock()
-    real_get_object = store.bodies.client.get_object
-
-    def slow_get_object(**kwargs: Any) -> Any:
-        nonlocal in_flight, most
-        with lock:
-            in_flight += 1
-            most = max(most, in_flight)
-        try:
-            time.sleep(0.05)
-            return real_get_object(**kwargs)
-        finally:
-            with lock:
-                in_flight -= 1
-
-    monkeypatch.setattr(store.bodies.client, "get_object", slow_get_object)
+    slow = SlowBodies(store, monkeypatch, delay=0.05)
     with counted(services) as n:
         notes = list(store.iter_notes(user.account_id))
     assert [(note.path, note.markdown) for note in notes] == [
@@ -170,7 +162,7 @@ def test_listing_every_note_fetches_the_bodies_a_page_at_a_time_side_by_side(
     ]
     assert notes[3] == services.vault.read(user, "n03.md")
     assert n["s3"] == 40
-    assert most == GET_MANY_WORKERS  # side by side, and no more at once than the pool
+    assert slow.most == GET_MANY_WORKERS  # side by side, and no more at once than the pool
 
 
 def test_a_delete_is_one_read_and_one_transaction(services: Services, user: Caller) -> None:
