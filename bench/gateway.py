@@ -226,6 +226,19 @@ def run(
             proc.wait(timeout=10)
 
 
+def path_clients(
+    upstream_url: str, gateway_url: str, keys: dict[str, str], names: list[str]
+) -> dict[str, httpx.Client]:
+    """One keep-alive client per path: "direct" to the upstream, each name through
+    memvault with its key."""
+    clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
+    for name in names:
+        clients[name] = httpx.Client(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {keys[name]}"}, timeout=120
+        )
+    return clients
+
+
 def measure(
     upstream_url: str,
     gateway_url: str,
@@ -236,11 +249,7 @@ def measure(
 ) -> dict[str, Any]:
     samples: dict[str, list[float]] = {}
     headers: dict[str, list[float]] = {}
-    clients = {"direct": httpx.Client(base_url=upstream_url, timeout=60)}
-    for name, secret in keys.items():
-        clients[name] = httpx.Client(
-            base_url=gateway_url, headers={"Authorization": f"Bearer {secret}"}, timeout=60
-        )
+    clients = path_clients(upstream_url, gateway_url, keys, list(keys))
     try:
         paths = {name: (client, "/v1/chat/completions") for name, client in clients.items()}
         for rep in range(warmup + reps):
@@ -305,11 +314,7 @@ def measure_conversation(
     and the history grows by that message and a short answer each step. Step 0 is the
     conversation's first request through memvault (nothing of it counted before)."""
     names = ("direct", "pass-through", "recall")
-    clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
-    for name in names[1:]:
-        clients[name] = httpx.Client(
-            base_url=gateway_url, headers={"Authorization": f"Bearer {keys[name]}"}, timeout=120
-        )
+    clients = path_clients(upstream_url, gateway_url, keys, names[1:])
     samples: dict[str, list[float]] = {name: [] for name in names}
     first: dict[str, float] = {}
     messages = list(history)
@@ -369,14 +374,7 @@ def measure_image(
             }
         ],
     }
-    clients = {
-        "direct": httpx.Client(base_url=upstream_url, timeout=120),
-        "pass-through": httpx.Client(
-            base_url=gateway_url,
-            headers={"Authorization": f"Bearer {keys['pass-through']}"},
-            timeout=120,
-        ),
-    }
+    clients = path_clients(upstream_url, gateway_url, keys, ["pass-through"])
     samples: dict[str, list[float]] = {name: [] for name in clients}
     try:
         for rep in range(reps + 2):  # two warm-up rounds
