@@ -41,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -226,17 +228,22 @@ def run(
             proc.wait(timeout=10)
 
 
+@contextmanager
 def path_clients(
-    upstream_url: str, gateway_url: str, keys: dict[str, str], names: list[str]
-) -> dict[str, httpx.Client]:
-    """One keep-alive client per path: "direct" to the upstream, each name through
-    memvault with its key."""
+    upstream_url: str, gateway_url: str, keys: dict[str, str], names: Sequence[str]
+) -> Iterator[dict[str, httpx.Client]]:
+    """One keep-alive client per path, closed after: "direct" to the upstream, each name
+    through memvault with its key."""
     clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
     for name in names:
         clients[name] = httpx.Client(
             base_url=gateway_url, headers={"Authorization": f"Bearer {keys[name]}"}, timeout=120
         )
-    return clients
+    try:
+        yield clients
+    finally:
+        for client in clients.values():
+            client.close()
 
 
 def measure(
@@ -249,8 +256,7 @@ def measure(
 ) -> dict[str, Any]:
     samples: dict[str, list[float]] = {}
     headers: dict[str, list[float]] = {}
-    clients = path_clients(upstream_url, gateway_url, keys, list(keys))
-    try:
+    with path_clients(upstream_url, gateway_url, keys, list(keys)) as clients:
         paths = {name: (client, "/v1/chat/completions") for name, client in clients.items()}
         for rep in range(warmup + reps):
             for i, question in enumerate(queries):
@@ -267,9 +273,6 @@ def measure(
                         samples.setdefault(label, []).append(elapsed)
                         if header is not None:
                             headers.setdefault(label, []).append(header)
-    finally:
-        for client in clients.values():
-            client.close()
     out: dict[str, Any] = {"samples": {}, "headers": {}}
     for label, values in samples.items():
         out["samples"][label] = {
@@ -314,11 +317,10 @@ def measure_conversation(
     and the history grows by that message and a short answer each step. Step 0 is the
     conversation's first request through memvault (nothing of it counted before)."""
     names = ("direct", "pass-through", "recall")
-    clients = path_clients(upstream_url, gateway_url, keys, names[1:])
     samples: dict[str, list[float]] = {name: [] for name in names}
     first: dict[str, float] = {}
     messages = list(history)
-    try:
+    with path_clients(upstream_url, gateway_url, keys, names[1:]) as clients:
         for step in range(steps + 1):
             question = f"Step {step}. {queries[step % len(queries)]}"
             payload = {
@@ -340,9 +342,6 @@ def measure_conversation(
                 {"role": "user", "content": question},
                 {"role": "assistant", "content": f"Answer {step}."},
             ]
-    finally:
-        for client in clients.values():
-            client.close()
     return {
         "history_bytes": len(json.dumps(history)),
         "steps": steps,
@@ -374,18 +373,14 @@ def measure_image(
             }
         ],
     }
-    clients = path_clients(upstream_url, gateway_url, keys, ["pass-through"])
-    samples: dict[str, list[float]] = {name: [] for name in clients}
-    try:
+    samples: dict[str, list[float]] = {"direct": [], "pass-through": []}
+    with path_clients(upstream_url, gateway_url, keys, ["pass-through"]) as clients:
         for rep in range(reps + 2):  # two warm-up rounds
             order = list(clients) if rep % 2 else list(reversed(clients))
             for name in order:
                 elapsed, _ = timed(clients[name], "/v1/chat/completions", payload)
                 if rep >= 2:
                     samples[name].append(elapsed)
-    finally:
-        for client in clients.values():
-            client.close()
     return {
         "body_bytes": len(json.dumps(payload)),
         "reps": reps,

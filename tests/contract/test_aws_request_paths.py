@@ -102,9 +102,11 @@ def test_a_plain_move_reads_nothing_twice(services: Services, user: Caller) -> N
 
 class SlowBodies:
     """Every GetObject takes ``delay`` seconds (an S3 round trip, long enough for others
-    to start meanwhile); ``most`` is how many were ever in flight at once."""
+    to start meanwhile); ``most`` is how many were ever in flight at once. Starts with
+    no body cached, as in a fresh Lambda container."""
 
     def __init__(self, store: Any, monkeypatch: pytest.MonkeyPatch, delay: float) -> None:
+        store.body_cache.clear()
         self.delay = delay
         self.most = 0
         self._in_flight = 0
@@ -131,7 +133,6 @@ def test_recall_reads_its_notes_in_one_batch_with_the_bodies_side_by_side(
         services.vault.write(user, f"n{n}.md", f"kiwi note {n}")
     store: Any = services.store
     slow = SlowBodies(store, monkeypatch, delay=0.2)
-    store.body_cache.clear()  # as in a fresh Lambda container
     with counted(services) as n:
         block = RecallService(services.vault).recall(user, "kiwi", max_notes=5, token_budget=2000)
     assert block is not None and len(block.paths) == 5
@@ -153,7 +154,6 @@ def test_listing_every_note_fetches_the_bodies_a_page_at_a_time_side_by_side(
     for n in range(40):
         services.vault.write(user, f"n{n:02}.md", f"note {n}")
     store: Any = services.store
-    store.body_cache.clear()
     slow = SlowBodies(store, monkeypatch, delay=0.05)
     with counted(services) as n:
         notes = list(store.iter_notes(user.account_id))

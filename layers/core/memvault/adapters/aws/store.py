@@ -363,11 +363,7 @@ class DynamoVaultStore:
         return max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
 
     def _body(self, object_key: str) -> str:
-        markdown = self.body_cache.get(object_key)
-        if markdown is None:
-            markdown = self.bodies.get(object_key)
-            self.body_cache.put(object_key, markdown)
-        return markdown
+        return self._bodies([object_key])[object_key]
 
     def _note(self, account_id: str, item: Item) -> Note:
         return _note_from(item, self._body(item["body"]))
