@@ -358,8 +358,11 @@ def test_with_recall_and_tools_only_the_injected_parts_differ_anthropic(
     assert got["messages"][:-1] == sent["messages"][:-1]
     last, original = got["messages"][-1], sent["messages"][-1]
     assert last["role"] == "user"
-    block, *content = last["content"]
-    assert content == original["content"]
+    # The message answers a tool call, so its tool result stays first (the API refuses
+    # anything ahead of it); the block goes ahead of the user's text.
+    result, block, *content = last["content"]
+    assert result == original["content"][0] and result["type"] == "tool_result"
+    assert content == original["content"][1:]
     assert block["type"] == "text"
     assert block["text"].startswith("<memory source=")
     assert block["text"].endswith("</memory>")

@@ -132,13 +132,147 @@ def test_anthropic_recall_with_block_content(
     assert content[1:] == [image, {"type": "text", "text": "beta launch date?"}]
 
 
-def test_no_recall_when_the_last_message_is_not_the_users(
+LOOKUP_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "lookup",
+        "description": "Look something up.",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+    },
+}
+
+
+def test_each_step_of_an_openai_agent_loop_recalls_ahead_of_the_users_question(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    """The client's own tool loop: the second step ends in a tool result, and the block
+    stays ahead of the question it serves, byte for byte as the first step sent it, so
+    the model keeps its notes and the provider's cached prefix still matches."""
+    seed(gateway)
+    key = issue_key(gateway, recall=True)
+    client = openai_client(gateway, key)
+    question = [{"role": "system", "content": "Be brief."}, CONVERSATION[-1]]
+    upstream.enqueue(Reply(tool_calls=[ToolCall("lookup", {"q": "beta"}, id="call_1")]))
+    first = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=copy.deepcopy(question), tools=[LOOKUP_TOOL]
+    )
+    [call] = first.parse().choices[0].message.tool_calls or []
+    assert call.id == "call_1"
+    step = [
+        *question,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": call.function.arguments},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "nothing found"},
+    ]
+    upstream.enqueue(Reply(text="It ships on 3 March."))
+    second = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=copy.deepcopy(step), tools=[LOOKUP_TOOL]
+    )
+    assert second.parse().choices[0].message.content == "It ships on 3 March."
+
+    sent_first, sent_second = (r.json["messages"] for r in upstream.requests)
+    assert int(first.headers["x-memory-recalled"]) >= 1
+    assert second.headers["x-memory-recalled"] == first.headers["x-memory-recalled"]
+    assert sent_second[:2] == sent_first  # system, then the question with its block
+    assert "The beta launch ships on 3 March." in sent_second[1]["content"]
+    assert sent_second[1]["content"].endswith("\n\nWhen does the beta launch ship?")
+    assert sent_second[2:] == step[2:]  # the loop's own turns go up as sent
+
+
+def test_each_step_of_an_anthropic_agent_loop_recalls_ahead_of_the_users_question(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    """In Anthropic's format the step ends in a user message of tool results: that is
+    not the user speaking, and nothing may go ahead of the results."""
+    seed(gateway)
+    key = issue_key(gateway, recall=True)
+    client = anthropic_client(gateway, key)
+    tool = {
+        "name": "lookup",
+        "description": "Look something up.",
+        "input_schema": {"type": "object"},
+    }
+    question = {"role": "user", "content": "When does the beta launch ship?"}
+    upstream.enqueue(Reply(tool_calls=[ToolCall("lookup", {"q": "beta"}, id="toolu_1")]))
+    first = client.messages.with_raw_response.create(
+        model="claude-haiku-4-5", max_tokens=50, messages=[question], tools=[tool]
+    )
+    answer = first.parse()
+    assert [b.type for b in answer.content] == ["tool_use"]
+    step = [
+        question,
+        {"role": "assistant", "content": [b.model_dump() for b in answer.content]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "nothing"}],
+        },
+    ]
+    upstream.enqueue(Reply(text="3 March."))
+    second = client.messages.with_raw_response.create(
+        model="claude-haiku-4-5", max_tokens=50, messages=copy.deepcopy(step), tools=[tool]
+    )
+    assert [b.text for b in second.parse().content if b.type == "text"] == ["3 March."]
+
+    sent_first, sent_second = (r.json["messages"] for r in upstream.requests)
+    assert second.headers["x-memory-recalled"] == first.headers["x-memory-recalled"] != "0"
+    assert sent_second[:1] == sent_first
+    assert "The beta launch ships on 3 March." in sent_second[0]["content"]
+    assert sent_second[1:] == step[1:]
+
+
+def test_tool_results_stay_first_when_the_user_also_writes_in_that_message(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    """Anthropic refuses a message answering tool calls that does not begin with their
+    results (the scripted upstream answers 400 as it does): the block goes after them,
+    ahead of the user's text."""
+    seed(gateway)
+    key = issue_key(gateway, recall=True)
+    results = [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "ok"},
+        {"type": "tool_result", "tool_use_id": "toolu_b", "content": "ok"},
+    ]
+    messages = [
+        {"role": "user", "content": "Check two things."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_a", "name": "lookup", "input": {}},
+                {"type": "tool_use", "id": "toolu_b", "name": "lookup", "input": {}},
+            ],
+        },
+        {"role": "user", "content": [*results, {"type": "text", "text": "And the beta launch?"}]},
+    ]
+    upstream.enqueue(Reply(text="3 March."))
+    raw = anthropic_client(gateway, key).messages.with_raw_response.create(
+        model="claude-haiku-4-5", max_tokens=50, messages=copy.deepcopy(messages)
+    )
+    assert raw.parse().content[0].type == "text"
+    assert int(raw.headers["x-memory-recalled"]) >= 1
+    sent = upstream.requests[0].json["messages"]
+    assert sent[:2] == messages[:2]
+    first, second, block, text = sent[2]["content"]
+    assert [first, second] == results
+    assert block["text"].startswith("<memory ") and "3 March" in block["text"]
+    assert text == {"type": "text", "text": "And the beta launch?"}
+
+
+def test_no_recall_without_a_user_message_that_has_text(
     sqlite_gateway: LiveServer, upstream: ScriptedUpstream
 ) -> None:
     seed(sqlite_gateway)
     key = issue_key(sqlite_gateway, recall=True)
     messages = [
-        {"role": "user", "content": "beta launch?"},
+        {"role": "system", "content": "Continue the beta launch task."},
         {
             "role": "assistant",
             "content": None,
@@ -146,7 +280,7 @@ def test_no_recall_when_the_last_message_is_not_the_users(
                 {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
             ],
         },
-        {"role": "tool", "tool_call_id": "c1", "content": "nothing"},
+        {"role": "tool", "tool_call_id": "c1", "content": "beta launch"},
     ]
     raw = chat(sqlite_gateway, key, messages)
     assert raw.headers["x-memory-recalled"] == "0"

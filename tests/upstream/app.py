@@ -34,6 +34,7 @@ class Dialect(Protocol):
     def error_body(self, status: int, message: str) -> dict[str, Any]: ...
     def error_event(self, message: str) -> bytes: ...
     def garbage_event(self) -> bytes: ...
+    def request_problem(self, request_json: Any) -> str | None: ...
 
 
 OPENAI: Dialect = render_openai
@@ -125,6 +126,12 @@ class UpstreamApp:
             )
             await _respond(send, 200, _json(models))
         elif method == "POST" and dialect is not None:
+            # Refused as the provider would, without spending a scripted step: a test
+            # that sends such a body sees the provider's 400, as it would in production.
+            problem = dialect.request_problem(request_json)
+            if problem is not None:
+                await _respond(send, 400, _json(dialect.error_body(400, problem)))
+                return
             step = self._script.next_step()
             await self._play(step, dialect, request_json, len(body), receive, send)
         else:

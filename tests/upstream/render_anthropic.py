@@ -120,3 +120,43 @@ def garbage_event() -> bytes:
     # Named like a real event: the SDK skips data without an event name, which would
     # turn the fault into a silently truncated stream.
     return b"event: content_block_delta\ndata: {this is not json\n\n"
+
+
+def request_problem(request_json: Any) -> str | None:
+    """The 400 the Messages API gives a request whose tool turns are out of shape, or
+    None: a message that follows tool_use blocks must begin with one tool_result per
+    call (the API refuses a block placed ahead of them)."""
+    messages = request_json.get("messages") if isinstance(request_json, dict) else None
+    if not isinstance(messages, list):
+        return None
+    for index, message in enumerate(messages[:-1]):
+        content = message.get("content") if isinstance(message, dict) else None
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        calls = [
+            b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+        if not calls:
+            continue
+        after = messages[index + 1]
+        parts = after.get("content") if isinstance(after, dict) else None
+        leading = parts[: len(calls)] if isinstance(parts, list) else []
+        answered = [
+            p.get("tool_use_id")
+            for p in leading
+            if isinstance(p, dict) and p.get("type") == "tool_result"
+        ]
+        if len(answered) < len(calls):
+            return (
+                f"messages.{index + 1}: Did not find {len(calls)} `tool_result` block(s) at the"
+                " beginning of this message. Messages following `tool_use` blocks must begin"
+                " with a matching number of `tool_result` blocks."
+            )
+        missing = [call for call in calls if call not in answered]
+        if missing:
+            return (
+                f"messages.{index}: `tool_use` ids were found without `tool_result` blocks"
+                f" immediately after: {', '.join(map(str, missing))}. Each `tool_use` block"
+                " must have a corresponding `tool_result` block in the next message."
+            )
+    return None

@@ -117,3 +117,35 @@ def error_event(message: str) -> bytes:
 
 def garbage_event() -> bytes:
     return b"data: {this is not json\n\n"
+
+
+def request_problem(request_json: Any) -> str | None:
+    """The 400 Chat Completions gives a request whose tool turns are out of shape, or
+    None: an assistant message's tool calls must each be answered by a ``tool`` message
+    right after it, and a ``tool`` message must answer such a call."""
+    messages = request_json.get("messages") if isinstance(request_json, dict) else None
+    if not isinstance(messages, list):
+        return None
+    open_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            return None
+        role = message.get("role")
+        if role == "tool":
+            if message.get("tool_call_id") not in open_calls:
+                return (
+                    f"Invalid parameter: messages[{index}]: messages with role 'tool' must be"
+                    " a response to a preceeding message with 'tool_calls'."
+                )
+            open_calls.discard(message["tool_call_id"])
+            continue
+        if open_calls:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages"
+                " responding to each 'tool_call_id'. The following tool_call_ids did not have"
+                f" response messages: {', '.join(sorted(open_calls))}"
+            )
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if isinstance(calls, list):
+            open_calls = {c.get("id") for c in calls if isinstance(c, dict)}
+    return None

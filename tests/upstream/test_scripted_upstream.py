@@ -530,3 +530,67 @@ def test_events_before_the_fault_arrive_intact(up: ScriptedUpstream) -> None:
 def test_invalid_chunk_sizes_are_rejected_when_scripted() -> None:
     with pytest.raises(ValueError):
         Reply(text_chunk_chars=0)
+
+
+ANTHROPIC_TOOL_TURN: Any = {
+    "role": "assistant",
+    "content": [{"type": "tool_use", "id": "toolu_a", "name": "lookup", "input": {}}],
+}
+RESULT_A: Any = {"type": "tool_result", "tool_use_id": "toolu_a", "content": "ok"}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        [{"type": "text", "text": "note"}, RESULT_A],  # something ahead of the result
+        [{"type": "text", "text": "no result at all"}],
+    ],
+)
+def test_anthropic_refuses_a_tool_answer_that_does_not_begin_with_its_results(
+    up: ScriptedUpstream, answer: Any
+) -> None:
+    up.enqueue(Reply(text="kept for the next request"))
+    messages = [USER[0], ANTHROPIC_TOOL_TURN, {"role": "user", "content": answer}]
+    with pytest.raises(anthropic.BadRequestError, match="tool_result"):
+        ant(up).messages.create(model="claude-haiku-4-5", max_tokens=5, messages=messages)
+    # The refused request did not spend the scripted step.
+    fine = [USER[0], ANTHROPIC_TOOL_TURN, {"role": "user", "content": [RESULT_A, answer[0]]}]
+    reply = ant(up).messages.create(model="claude-haiku-4-5", max_tokens=5, messages=fine)
+    assert [b.text for b in reply.content if b.type == "text"] == ["kept for the next request"]
+
+
+def test_anthropic_refuses_results_for_other_calls(up: ScriptedUpstream) -> None:
+    other = {**RESULT_A, "tool_use_id": "toolu_other"}
+    messages = [USER[0], ANTHROPIC_TOOL_TURN, {"role": "user", "content": [other]}]
+    with pytest.raises(anthropic.BadRequestError, match="toolu_a"):
+        ant(up).messages.create(model="claude-haiku-4-5", max_tokens=5, messages=messages)
+
+
+OPENAI_TOOL_TURN: Any = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "call_b", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        [{"role": "tool", "tool_call_id": "call_a", "content": "ok"}, USER[0]],  # b unanswered
+        [{"role": "tool", "tool_call_id": "call_x", "content": "ok"}],  # answers no call
+    ],
+)
+def test_openai_refuses_tool_turns_out_of_shape(up: ScriptedUpstream, after: Any) -> None:
+    with pytest.raises(openai.BadRequestError, match="tool"):
+        oai(up).chat.completions.create(
+            model="gpt-4o-mini", messages=[USER[0], OPENAI_TOOL_TURN, *after]
+        )
+    answered = [{"role": "tool", "tool_call_id": c, "content": "ok"} for c in ("call_b", "call_a")]
+    up.enqueue(Reply(text="fine"))
+    reply = oai(up).chat.completions.create(
+        model="gpt-4o-mini", messages=[USER[0], OPENAI_TOOL_TURN, *answered]
+    )
+    assert reply.choices[0].message.content == "fine"

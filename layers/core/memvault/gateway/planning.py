@@ -90,18 +90,18 @@ def plan_request(
         plan.tools_on = False
         plan.notices.append(SEVERAL_CHOICES)
 
-    if recall_on:
-        text = api.last_user_text(body)
-        if text and text.strip():
-            try:
-                plan.recall = recaller.recall(
-                    caller, text, max_notes=key.recall_notes, token_budget=key.recall_tokens
-                )
-            except Exception:
-                log.warning("recall failed", extra={"account": key.account_id}, exc_info=True)
-                plan.notices.append(RECALL_UNREADABLE)
+    target = api.recall_target(body) if recall_on else None
+    if target is not None and target[1].strip():
+        index, text = target
+        try:
+            plan.recall = recaller.recall(
+                caller, text, max_notes=key.recall_notes, token_budget=key.recall_tokens
+            )
+        except Exception:
+            log.warning("recall failed", extra={"account": key.account_id}, exc_info=True)
+            plan.notices.append(RECALL_UNREADABLE)
         if plan.recall is not None:
-            plan.body = api.with_recall(plan.body, plan.recall.text)
+            plan.body = api.with_recall(plan.body, plan.recall.text, index)
     if plan.tools_on:
         plan.body = api.with_memory_tools(plan.body)
     return plan

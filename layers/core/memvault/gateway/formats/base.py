@@ -112,6 +112,15 @@ def text_of(content: object) -> str | None:
     return None
 
 
+def _is_tool_result(part: object) -> bool:
+    return isinstance(part, dict) and part.get("type") == "tool_result"
+
+
+def _only_tool_results(content: object) -> bool:
+    """A message that only answers tool calls (Anthropic's tool_result blocks)."""
+    return isinstance(content, list) and bool(content) and all(map(_is_tool_result, content))
+
+
 def stream_failure(payload: Json) -> UpstreamFailed:
     """An error event in an upstream stream (both formats carry ``error.message``)."""
     error = payload.get("error")
@@ -200,24 +209,47 @@ class ApiFormat(ABC):
     @abstractmethod
     def client_tool_names(self, body: Json) -> set[str]: ...
 
-    def last_user_text(self, body: Json) -> str | None:
-        """The text of the final message when it is the user's; else None (no recall)."""
-        last = body["messages"][-1]
-        if last.get("role") != "user":
-            return None
-        return text_of(last.get("content"))
+    def recall_target(self, body: Json) -> tuple[int, str] | None:
+        """Where recall goes: the index and text of the last message the user wrote, or
+        None when no user message carries text.
 
-    def with_recall(self, body: Json, block: str) -> Json:
-        """A copy of ``body`` with ``block`` ahead of the last user message's text."""
+        That is the last message with the user's role that is not only tool results. In
+        an agent loop the request ends in tool results (OpenAI ``tool`` messages,
+        Anthropic ``user`` messages of ``tool_result`` blocks) while the question they
+        serve is still that message; recalling for it on every step keeps the block
+        where the first step put it, so the model keeps its notes through the loop and
+        the provider's cached prefix still matches up to the last tool result.
+        """
+        messages = body["messages"]
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if _only_tool_results(content):
+                continue
+            text = text_of(content)
+            return (index, text) if text is not None else None
+        return None
+
+    def with_recall(self, body: Json, block: str, index: int) -> Json:
+        """A copy of ``body`` with ``block`` ahead of the text of message ``index``.
+
+        In a list of parts the block goes after any leading tool results: Anthropic
+        requires a message that answers tool calls to begin with their results.
+        """
         out = dict(body)
         messages = list(body["messages"])
-        last = dict(messages[-1])
-        content = last.get("content")
+        message = dict(messages[index])
+        content = message.get("content")
         if isinstance(content, list):
-            last["content"] = [{"type": "text", "text": block}, *content]
+            at = 0
+            while at < len(content) and _is_tool_result(content[at]):
+                at += 1
+            message["content"] = [*content[:at], {"type": "text", "text": block}, *content[at:]]
         else:
-            last["content"] = f"{block}\n\n{content}"
-        messages[-1] = last
+            message["content"] = f"{block}\n\n{content}"
+        messages[index] = message
         out["messages"] = messages
         return out
 
