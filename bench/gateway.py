@@ -176,6 +176,7 @@ def run(
     conversation_tokens: int = 0,
     steps: int = 0,
     image_bytes: int = 0,
+    agent_steps: int = 0,
 ) -> dict[str, Any]:
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -210,6 +211,10 @@ def run(
             wait_until_up(gateway_url, gateway)
             log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")
             out = measure(upstream_url, gateway_url, keys, queries, reps, warmup)
+            if agent_steps > 1:
+                out["agent_steps"] = measure_agent_steps(
+                    upstream_url, gateway_url, keys, queries, reps, agent_steps
+                )
             if conversation_tokens > 0:
                 history = conversation_history(
                     VaultGenerator(notes, seed=SEED), conversation_tokens
@@ -256,6 +261,7 @@ def measure(
 ) -> dict[str, Any]:
     samples: dict[str, list[float]] = {}
     headers: dict[str, list[float]] = {}
+    sent = 0
     with path_clients(upstream_url, gateway_url, keys, list(keys)) as clients:
         paths = {name: (client, "/v1/chat/completions") for name, client in clients.items()}
         for rep in range(warmup + reps):
@@ -266,7 +272,13 @@ def measure(
                         order.reverse()
                     for name in order:
                         client, path = paths[name]
-                        elapsed, header = timed(client, path, body(question, stream=stream))
+                        # Every request is a message memvault has not seen: a question
+                        # seen before is answered from the recall memo (measured apart,
+                        # in measure_agent_steps). The marker is one word that no note
+                        # holds, so the search does the same work as for the question.
+                        sent += 1
+                        message = f"{question} [zx{sent}q]"
+                        elapsed, header = timed(client, path, body(message, stream=stream))
                         if rep < warmup:
                             continue
                         label = f"{name}{' stream' if stream else ''}"
@@ -286,6 +298,67 @@ def measure(
             "p99_ms": percentile(values, 99),
         }
     return out
+
+
+def agent_step(question: str, step: int) -> dict[str, Any]:
+    """The request of step ``step`` of a client's own tool loop on ``question``: the
+    question, then ``step`` rounds of a tool call and its result."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": question},
+    ]
+    for round_ in range(step):
+        call = f"call_{round_}"
+        messages += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call,
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": f'{{"page": {round_}}}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": call, "content": f"Result page {round_}."},
+        ]
+    return {"model": MODEL, "max_tokens": 64, "stream": False, "messages": messages}
+
+
+def measure_agent_steps(
+    upstream_url: str,
+    gateway_url: str,
+    keys: dict[str, str],
+    queries: list[str],
+    reps: int,
+    steps: int,
+) -> dict[str, Any]:
+    """A client's own tool loop: each question (new every time) is sent, then resent
+    ``steps - 1`` times with the tool calls and results so far. Recall runs for the
+    question at every step; the first step searches, the later ones find the block in
+    the recall memo (the vault does not change)."""
+    names = ("direct", "pass-through", "recall")
+    first: dict[str, list[float]] = {name: [] for name in names}
+    later: dict[str, list[float]] = {name: [] for name in names}
+    with path_clients(upstream_url, gateway_url, keys, names[1:]) as clients:
+        for rep in range(reps + 1):  # one warm-up round
+            for i, query in enumerate(queries):
+                question = f"{query} [zx{rep}l{i}q]"
+                for step in range(steps):
+                    order = list(names) if (rep + i + step) % 2 else list(reversed(names))
+                    for name in order:
+                        elapsed, _ = timed(
+                            clients[name], "/v1/chat/completions", agent_step(question, step)
+                        )
+                        if rep:
+                            (later if step else first)[name].append(elapsed)
+    return {
+        "steps": steps,
+        "loops": reps * len(queries),
+        "first_p50_ms": {name: statistics.median(v) for name, v in first.items()},
+        "later_p50_ms": {name: statistics.median(v) for name, v in later.items()},
+    }
 
 
 def conversation_history(gen: VaultGenerator, target_tokens: int) -> list[dict[str, Any]]:
@@ -440,6 +513,19 @@ def report(res: dict[str, Any]) -> None:
         f"of the added p50: the hop with memory off {hop:.2f} ms,"
         f" recall on top of it {s['recall']['p50_ms'] - s['pass-through']['p50_ms']:.2f} ms"
     )
+    loop = res.get("agent_steps")
+    if loop:
+        print(
+            f"\nagent steps: a new question, then resent with its tool calls and results"
+            f" ({loop['steps']} steps, {loop['loops']} loops); recall on every step"
+        )
+        print(f"{'path':<22}{'first step added':>18}{'later steps added':>19}")
+        first, later = loop["first_p50_ms"], loop["later_p50_ms"]
+        for name in ("pass-through", "recall"):
+            print(
+                f"{name:<22}{first[name] - first['direct']:>18.2f}"
+                f"{later[name] - later['direct']:>19.2f}"
+            )
     conv = res.get("conversation")
     if conv:
         print(
@@ -483,6 +569,12 @@ def main() -> None:
     parser.add_argument(
         "--image-mb", type=float, default=3.0, help="image size of the large-body measurement"
     )
+    parser.add_argument(
+        "--agent-steps",
+        type=int,
+        default=4,
+        help="requests per question in the agent-steps measurement (below 2 skips it)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     res = run(
@@ -492,6 +584,7 @@ def main() -> None:
         args.conversation_tokens,
         args.steps,
         int(args.image_mb * 1_000_000),
+        args.agent_steps,
     )
     res.update(
         notes=args.notes,

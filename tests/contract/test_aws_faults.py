@@ -158,10 +158,14 @@ def test_a_dynamodb_failure_mid_import_leaves_the_vault_as_it_was(
     table = services.store.table  # type: ignore[attr-defined]
     call = {"first": 1, "middle": transactions_per_import // 2, "last": transactions_per_import}
     monkeypatch.setattr(table, "transact", failing_on(call[where], table.transact, ddb_error()))
+    revision = services.store.get_account(user.account_id).revision  # type: ignore[union-attr]
     with pytest.raises(ClientError):
         import_archive(services, user)
     monkeypatch.undo()
     assert state(services, user) == before
+    # The chunks written before the failure could be read (and recalled) until the
+    # rollback: the rollback moves the revision, so nothing recalled from them is reused.
+    assert services.store.get_account(user.account_id).revision > revision  # type: ignore[union-attr]
     report = import_archive(services, user)  # the lock was released: it works now
     assert (report.created, report.updated) == (NEW, EXISTING)
 

@@ -1,4 +1,5 @@
-"""Keys stored before the gateway settings existed keep working, with the defaults."""
+"""Keys and accounts stored before the gateway settings and the vault revision existed
+keep working, with the defaults."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from memvault.container import Services
 from memvault.domain.models import KeySettings, Toggles
 from memvault.services.accounts import LOCAL_ACCOUNT_ID as LOCAL
 from memvault.services.accounts import AccountService, hash_key
+from memvault.services.context import Caller
+from memvault.services.vault import build_put
 from tests.conftest import FakeClock
 
 # The api_keys and accounts tables as the first release created them.
@@ -89,3 +92,29 @@ def test_an_old_dynamodb_key_item_reads_with_the_defaults(services: Services) ->
     key = services.accounts.authenticate(issued.secret)
     assert key.settings == KeySettings() and key.toggles == Toggles(mcp=True)
     assert services.accounts.get_key(LOCAL, key.id).settings == KeySettings()
+
+
+def test_an_old_sqlite_account_gets_a_revision_that_moves(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(OLD_SCHEMA)
+        conn.execute("INSERT INTO accounts VALUES ('local', 'local', 1.0, 10, 100, 0, 0)")
+    conn.close()
+    store = SqliteVaultStore(Database(path))
+    before = store.get_account(LOCAL)
+    assert before is not None and before.revision == 0
+    store.commit(LOCAL, [build_put("n.md", "x")], now=5.0)
+    after = store.get_account(LOCAL)
+    assert after is not None and after.revision == 1
+
+
+def test_an_old_dynamodb_account_item_reads_revision_zero_then_moves(services: Services) -> None:
+    table = services.store.table  # type: ignore[attr-defined]
+    table.update(
+        Key={"pk": {"S": f"A#{LOCAL}"}, "sk": {"S": "ACCOUNT"}}, UpdateExpression="REMOVE revision"
+    )
+    account = services.store.get_account(LOCAL)
+    assert account is not None and account.revision == 0
+    services.vault.write(Caller(account_id=LOCAL), "n.md", "x")
+    account = services.store.get_account(LOCAL)
+    assert account is not None and account.revision == 1

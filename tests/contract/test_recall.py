@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -10,10 +12,11 @@ import pytest
 
 from memvault.container import Services
 from memvault.domain.budgets import Bucket
-from memvault.errors import RateLimited, ServiceUnavailable
+from memvault.domain.recall import RecallBlock
+from memvault.errors import MemvaultError, RateLimited, ServiceUnavailable
 from memvault.gateway.tokens import count_tokens
 from memvault.services.context import Caller
-from memvault.services.recall import MAX_QUERY_CHARS, RecallService
+from memvault.services.recall import MAX_QUERY_CHARS, RecallMemo, RecallService
 
 NOTE_TAG_RE = re.compile(r'<note path="([^"]*)" updated="([^"]*)"( excerpt="true")?>')
 
@@ -195,3 +198,125 @@ def test_a_long_message_searches_with_its_opening(
     block = recall.recall(user, message, max_notes=5, token_budget=2000)
 
     assert block is not None and block.paths == ("early.md",)
+
+
+# --------------------------------------------------------------------------- the memo
+
+
+def zip_of(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def revision(services: Services, caller: Caller) -> int:
+    account = services.store.get_account(caller.account_id)
+    assert account is not None
+    return account.revision
+
+
+def test_the_vault_revision_moves_with_every_change_and_only_then(
+    services: Services, user: Caller
+) -> None:
+    seen = [revision(services, user)]
+
+    def moved() -> bool:
+        seen.append(revision(services, user))
+        return seen[-1] > seen[-2]
+
+    services.vault.write(user, "a.md", "fig")
+    assert moved()
+    services.vault.read(user, "a.md")
+    services.vault.search(user, "fig", charge=False)
+    services.vault.list_notes(user)
+    services.vault.versions(user, "a.md")
+    assert not moved()
+    services.vault.append(user, "a.md", "more fig")
+    assert moved()
+    services.vault.restore(user, "a.md", 1)
+    assert moved()
+    services.vault.move(user, "a.md", "b.md")
+    assert moved()
+    services.vault.delete(user, "b.md")
+    assert moved()
+    with pytest.raises(MemvaultError):
+        services.vault.write(user, "../outside.md", "refused")
+    assert not moved()
+    services.transfer.import_zip(user, io.BytesIO(zip_of({"c.md": "imported fig"})))
+    assert moved()
+
+
+def test_the_same_message_at_the_same_revision_reuses_the_block(
+    services: Services, user: Caller, recall: RecallService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services.vault.write(user, "plan.md", "The walnut harvest starts in October.")
+    at = revision(services, user)
+    first = recall.recall(user, "walnut harvest", max_notes=5, token_budget=2000, vault_revision=at)
+    assert first is not None and first.paths == ("plan.md",)
+
+    with search_down(services, monkeypatch):  # a search would raise: none is made
+        again = recall.recall(
+            user, "walnut harvest", max_notes=5, token_budget=2000, vault_revision=at
+        )
+        assert again == first
+        with pytest.raises(ServiceUnavailable):  # another message, or other settings, search
+            recall.recall(user, "walnut trees", max_notes=5, token_budget=2000, vault_revision=at)
+        with pytest.raises(ServiceUnavailable):
+            recall.recall(user, "walnut harvest", max_notes=4, token_budget=2000, vault_revision=at)
+        with pytest.raises(ServiceUnavailable):  # no revision given: no memo
+            recall.recall(user, "walnut harvest", max_notes=5, token_budget=2000)
+
+    services.vault.write(user, "update.md", "Walnut harvest moved: walnut harvest in November.")
+    later = revision(services, user)
+    assert later != at
+    changed = recall.recall(
+        user, "walnut harvest", max_notes=5, token_budget=2000, vault_revision=later
+    )
+    assert changed is not None and set(changed.paths) == {"plan.md", "update.md"}
+
+
+def test_remembered_blocks_are_per_account(
+    services: Services, user: Caller, recall: RecallService
+) -> None:
+    services.accounts.create_account("other", account_id="other")
+    other = Caller(account_id="other")
+    services.vault.write(user, "mine.md", "olive oil from my grove")
+    services.vault.write(other, "theirs.md", "olive oil from their grove")
+    assert revision(services, user) == revision(services, other)  # same number, other vault
+
+    mine = recall.recall(user, "olive oil", max_notes=5, token_budget=2000, vault_revision=1)
+    theirs = recall.recall(other, "olive oil", max_notes=5, token_budget=2000, vault_revision=1)
+    assert mine is not None and mine.paths == ("mine.md",)
+    assert theirs is not None and theirs.paths == ("theirs.md",)
+
+
+def test_remembered_blocks_expire(
+    services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [0.0]
+    memo = RecallMemo(max_age=30.0, clock=lambda: now[0])
+    recall = RecallService(services.vault, memo=memo)
+    services.vault.write(user, "n.md", "hazelnut spread")
+    at = revision(services, user)
+    assert recall.recall(user, "hazelnut", max_notes=5, token_budget=2000, vault_revision=at)
+    with search_down(services, monkeypatch):
+        now[0] = 29.9
+        assert recall.recall(user, "hazelnut", max_notes=5, token_budget=2000, vault_revision=at)
+        now[0] = 30.0
+        with pytest.raises(ServiceUnavailable):
+            recall.recall(user, "hazelnut", max_notes=5, token_budget=2000, vault_revision=at)
+
+
+def test_the_memo_keeps_its_newest_entries() -> None:
+    memo = RecallMemo(max_entries=2)
+    block = RecallBlock(text="b", paths=("p.md",), tokens=1, excerpted=())
+    keys = [("acct", 1, 5, 2000, bytes([i])) for i in range(3)]
+    for key in keys:
+        memo.put(key, block)
+    memo.get(keys[1])  # used: now the newest
+    memo.put(("acct", 2, 5, 2000, b"new"), None)
+    assert memo.get(keys[1]) == (True, block)
+    assert memo.get(("acct", 2, 5, 2000, b"new")) == (True, None)  # "nothing" is remembered
+    assert memo.get(keys[0]) == (False, None) and memo.get(keys[2]) == (False, None)

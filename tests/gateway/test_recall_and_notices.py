@@ -266,6 +266,39 @@ def test_tool_results_stay_first_when_the_user_also_writes_in_that_message(
     assert text == {"type": "text", "text": "And the beta launch?"}
 
 
+def test_a_repeated_question_reuses_its_block_until_the_vault_changes(
+    gateway: LiveServer, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every step of an agent loop asks the same question: while the vault is unchanged
+    the block is the one already recalled (no search is made: a search would fail here),
+    and a change to the vault is recalled at once."""
+    seed(gateway)
+    key = issue_key(gateway, recall=True)
+    question = [CONVERSATION[-1]]
+    chat(gateway, key, question)
+
+    def search_down(*_args: object, **_kwargs: object) -> None:
+        raise ServiceUnavailable("search is down", code="search_unavailable")
+
+    monkeypatch.setattr(gateway.services.index, "search", search_down)
+    again = chat(gateway, key, question)
+    assert "x-token-notice" not in again.headers
+    first, second = (r.json["messages"][-1]["content"] for r in upstream.requests)
+    assert second == first and "3 March" in first
+
+    gateway.services.vault.write(
+        USER, "projects/Beta launch.md", "# Beta launch\nThe beta launch ships on 10 March."
+    )
+    changed = chat(gateway, key, question)  # a new revision: recall searches, and cannot
+    assert changed.headers["x-token-notice"] == (
+        "memory recall unavailable: the vault could not be read"
+    )
+    monkeypatch.undo()
+    chat(gateway, key, question)
+    latest = upstream.requests[-1].json["messages"][-1]["content"]
+    assert "10 March" in latest and "3 March" not in latest
+
+
 def test_no_recall_without_a_user_message_that_has_text(
     sqlite_gateway: LiveServer, upstream: ScriptedUpstream
 ) -> None:

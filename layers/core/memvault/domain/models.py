@@ -29,6 +29,9 @@ class Account:
     limits: Limits = field(default_factory=Limits)
     note_count: int = 0
     total_bytes: int = 0
+    # Counts the commits that changed the vault's notes (writes, moves, deletes, imports,
+    # and an import rolled back). What was recalled for a message holds while it stays.
+    revision: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,11 @@ def plan_request(
         index, text = target
         try:
             plan.recall = recaller.recall(
-                caller, text, max_notes=key.recall_notes, token_budget=key.recall_tokens
+                caller,
+                text,
+                max_notes=key.recall_notes,
+                token_budget=key.recall_tokens,
+                vault_revision=account.revision,
             )
         except Exception:
             log.warning("recall failed", extra={"account": key.account_id}, exc_info=True)

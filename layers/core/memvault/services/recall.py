@@ -4,10 +4,22 @@ The gateway calls this before dispatch on keys with the ``recall`` toggle and pu
 block ahead of the last user message (domain.recall describes the block). Errors from
 storage or search (ServiceUnavailable and the like) propagate: the gateway turns them
 into the notice "memory recall unavailable: the vault could not be read".
+
+What was recalled for a message is remembered while the vault stays as it was (its
+revision, which every commit moves) and for at most MEMO_MAX_AGE_SECONDS. An agent loop
+recalls for the same question on every step; remembered, the steps after the first
+skip the search and the assembly, and their block is byte for byte the first one's, so
+the provider's cached prefix keeps matching. The age limit bounds what the revision
+cannot see: on AWS a note is indexed just after its commit, so a recall in between
+finds the index as it was, and recency moves scores as time passes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 
 from memvault.domain.recall import RecallBlock, RecallNote, assemble_recall
@@ -20,26 +32,94 @@ from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService
 # finds nothing more; but normalising and splitting a pasted megabyte on every request
 # would cost time before dispatch.
 MAX_QUERY_CHARS = 2_000
+# Blocks are a few kB each (2,000 tokens by default), so this is a few MB at most.
+MEMO_MAX_ENTRIES = 1024
+MEMO_MAX_AGE_SECONDS = 30.0
+
+MemoKey = tuple[str, int, int, int, bytes]
+
+
+class RecallMemo:
+    """Recalled blocks by (account, vault revision, settings, query digest), least
+    recently used out first, each kept at most ``max_age`` seconds. Thread-safe: recall
+    runs in worker threads."""
+
+    def __init__(
+        self,
+        *,
+        max_entries: int = MEMO_MAX_ENTRIES,
+        max_age: float = MEMO_MAX_AGE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_entries = max_entries
+        self.max_age = max_age
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[MemoKey, tuple[float, RecallBlock | None]] = OrderedDict()
+
+    def get(self, key: MemoKey) -> tuple[bool, RecallBlock | None]:
+        """(True, block) when remembered and fresh; (False, None) otherwise."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return False, None
+            if self.clock() >= entry[0]:
+                del self._entries[key]
+                return False, None
+            self._entries.move_to_end(key)
+            return True, entry[1]
+
+    def put(self, key: MemoKey, block: RecallBlock | None) -> None:
+        with self._lock:
+            self._entries[key] = (self.clock() + self.max_age, block)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
 
 
 class RecallService:
     def __init__(
-        self, vault: VaultService, count_tokens: Callable[[str], int] = default_count_tokens
+        self,
+        vault: VaultService,
+        count_tokens: Callable[[str], int] = default_count_tokens,
+        memo: RecallMemo | None = None,
     ) -> None:
         self.vault = vault
         self.count_tokens = count_tokens
+        self.memo = memo or RecallMemo()
 
     def recall(
-        self, caller: Caller, message_text: str, *, max_notes: int, token_budget: int
+        self,
+        caller: Caller,
+        message_text: str,
+        *,
+        max_notes: int,
+        token_budget: int,
+        vault_revision: int | None = None,
     ) -> RecallBlock | None:
         """The memory block for ``message_text``, or None when nothing is recalled.
 
+        With ``vault_revision`` (the account's, read for this request) a block recalled
+        for the same message at the same revision is reused; without it, recall runs.
         Recall is automatic, not something the user or the model asked for, so its search
         does not spend the account's search budget (charge=False).
         """
         query = query_text(message_text)
         if not query.strip() or max_notes < 1 or token_budget < 1:
             return None
+        if vault_revision is None:
+            return self._recall(caller, query, max_notes=max_notes, token_budget=token_budget)
+        digest = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=16)
+        key = (caller.account_id, vault_revision, max_notes, token_budget, digest.digest())
+        found, block = self.memo.get(key)
+        if not found:
+            block = self._recall(caller, query, max_notes=max_notes, token_budget=token_budget)
+            self.memo.put(key, block)
+        return block
+
+    def _recall(
+        self, caller: Caller, query: str, *, max_notes: int, token_budget: int
+    ) -> RecallBlock | None:
         # No snippets: the notes are read whole below, and snippets cost engine time.
         # A message's common words tell its notes apart least and cost the most to match.
         hits = self.vault.search(

@@ -118,9 +118,11 @@ def _unlock(store: DynamoVaultStore, pk: str, lock_id: str) -> None:
     try:
         store.table.update(
             Key={keys.TABLE_PK: {"S": pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},
-            UpdateExpression="REMOVE import_lock, lock_expires",
+            # The rolled-back chunks were visible for a while: what was recalled from
+            # them must not outlive the rollback.
+            UpdateExpression="REMOVE import_lock, lock_expires ADD revision :one",
             ConditionExpression="import_lock = :lock",
-            ExpressionAttributeValues=values({":lock": lock_id}),
+            ExpressionAttributeValues=values({":lock": lock_id, ":one": 1}),
         )
     except ClientError as exc:
         if error_code(exc) != "ConditionalCheckFailedException":

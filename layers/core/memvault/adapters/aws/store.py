@@ -109,6 +109,7 @@ def _account(item: Item) -> Account:
         limits=Limits(max_notes=item["max_notes"], max_bytes=item["max_bytes"]),
         note_count=item["note_count"],
         total_bytes=item["total_bytes"],
+        revision=int(item.get("revision", 0)),
     )
 
 
@@ -964,12 +965,15 @@ class DynamoVaultStore:
             ":db": plan.byte_delta,
             ":ndn": -plan.note_delta,
             ":ndb": -plan.byte_delta,
+            ":one": 1,
         }
         if plan.note_delta > 0:
             conditions.append("notes_free >= :dn")
         if plan.byte_delta > 0:
             conditions.append("bytes_free >= :db")
-        update = "ADD note_count :dn, total_bytes :db, notes_free :ndn, bytes_free :ndb"
+        update = (
+            "ADD note_count :dn, total_bytes :db, notes_free :ndn, bytes_free :ndb, revision :one"
+        )
         if lock_id is not None:
             attr_values[":lock"] = lock_id
             update += " REMOVE import_lock, lock_expires"

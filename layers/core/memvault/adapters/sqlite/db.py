@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS accounts (
     max_notes INTEGER NOT NULL,
     max_bytes INTEGER NOT NULL,
     note_count INTEGER NOT NULL DEFAULT 0,
-    total_bytes INTEGER NOT NULL DEFAULT 0
+    total_bytes INTEGER NOT NULL DEFAULT 0,
+    revision INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -127,6 +128,7 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("api_keys", "recall_notes", "INTEGER NOT NULL DEFAULT 5"),
     ("api_keys", "recall_tokens", "INTEGER NOT NULL DEFAULT 2000"),
     ("api_keys", "spend_cap_micros", "INTEGER"),
+    ("accounts", "revision", "INTEGER NOT NULL DEFAULT 0"),
 ]
 
 

@@ -84,6 +84,7 @@ def _account(row: sqlite3.Row) -> Account:
         limits=Limits(max_notes=row["max_notes"], max_bytes=row["max_bytes"]),
         note_count=row["note_count"],
         total_bytes=row["total_bytes"],
+        revision=row["revision"],
     )
 
 
@@ -400,6 +401,7 @@ class SqliteVaultStore:
                 results, previous = _BulkPut(conn, account_id, now).apply(puts)
             else:
                 results, previous = self._apply(conn, account_id, batch, now)
+            conn.execute("UPDATE accounts SET revision = revision + 1 WHERE id = ?", (account_id,))
             after = conn.execute(
                 "SELECT note_count, total_bytes FROM accounts WHERE id = ?", (account_id,)
             ).fetchone()
