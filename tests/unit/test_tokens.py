@@ -407,3 +407,96 @@ def test_the_memo_is_bounded_and_drops_the_least_recently_used(
 def test_the_memo_takes_unpaired_surrogates() -> None:
     text = "a\ud800b " * 600
     assert tokens.CountMemo().count(text) == count_tokens(text) > 0
+
+
+# --------------------------------------------------------------------------- recall's memo
+
+remembering = tokens.recall_count_tokens
+
+
+class CountingTokenizer:
+    """The real tokenizer, noting the length of every text it is given."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.lengths: list[int] = []
+
+    def count(self, text: str) -> int:
+        self.lengths.append(len(text))
+        return int(self.real.count(text))
+
+    def count_till_limit(self, text: str, token_limit: int) -> int | None:
+        self.lengths.append(len(text))
+        return self.real.count_till_limit(text, token_limit)  # type: ignore[no-any-return]
+
+    def encode(self, text: str) -> list[int]:
+        self.lengths.append(len(text))
+        return list(self.real.encode(text))
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self.real.decode(ids))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(min_size=100, max_size=400), st.integers(min_value=-1, max_value=200))
+def test_the_remembering_counter_answers_as_the_plain_one(text: str, limit: int) -> None:
+    for _ in range(2):  # unknown, then remembered
+        assert remembering(text) == count_tokens(text)
+        assert remembering.count_within(text, limit) == count_tokens.count_within(text, limit)
+        assert remembering.token_ends(text) == count_tokens.token_ends(text)
+
+
+def test_a_bounded_count_past_its_limit_is_remembered_as_only_that(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = PROSE * 10
+    for memo in (tokens.count_memo, tokens.exceeds_memo):
+        memo.clear()
+    full = count_tokens(text)
+    probe = CountingTokenizer(tokens._get_tokenizer())
+    monkeypatch.setattr(tokens, "_tokenizer", probe)
+    assert remembering.count_within(text, full - 10) is None
+    assert remembering.count_within(text, full - 12) is None  # known to exceed it
+    assert len(probe.lengths) == 1
+    assert remembering.count_within(text, full - 1) is None  # not known: counted
+    assert remembering.count_within(text, full) == full
+    assert remembering(text) == full and len(probe.lengths) == 3
+
+
+def test_notes_recalled_again_are_not_tokenized_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvault.domain.recall import RecallNote, assemble_recall
+
+    notes = [
+        RecallNote(
+            path=f"notes/{n}.md",
+            title=str(n),
+            updated_at=1_780_000_000.0,
+            markdown=f"# Note {n}\n\n" + "\n\n".join(f"Part {p}. " + PROSE * 6 for p in range(8)),
+            score=1.0,
+        )
+        for n in range(5)
+    ]
+    tokens.count_memo.clear()
+    tokens.ends_memo.clear()
+    tokens.exceeds_memo.clear()
+    probe = CountingTokenizer(tokens._get_tokenizer())
+    monkeypatch.setattr(tokens, "_tokenizer", probe)
+
+    first = assemble_recall(notes, max_notes=5, token_budget=1500, count_tokens=remembering)
+    assert first is not None and first.excerpted  # some notes were cut: windows and excerpts
+    assert any(n >= tokens.RECALL_MEMO_MIN_CHARS for n in probe.lengths)
+    probe.lengths.clear()
+    again = assemble_recall(notes, max_notes=5, token_budget=1500, count_tokens=remembering)
+
+    assert again == first
+    assert [n for n in probe.lengths if n >= tokens.RECALL_MEMO_MIN_CHARS] == []
+    plain = assemble_recall(notes, max_notes=5, token_budget=1500, count_tokens=count_tokens)
+    assert plain == first
+
+
+def test_the_digest_memos_are_bounded() -> None:
+    memo: tokens.DigestMemo[int] = tokens.DigestMemo(max_entries=2)
+    for n in range(3):
+        memo.put(bytes([n]), n)
+    assert len(memo) == 2
+    assert memo.get(bytes([0])) is None and memo.get(bytes([2])) == 2

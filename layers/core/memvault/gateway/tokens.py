@@ -21,11 +21,14 @@ import json
 import sys
 import threading
 import warnings
+from array import array
 from collections import OrderedDict
 from collections.abc import Mapping
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
+
+V = TypeVar("V")
 
 ENCODING = "o200k_base"
 # Images are priced by the provider from their pixels, which we do not decode: a fixed
@@ -65,6 +68,14 @@ _MEDIA_DEPTH = 8
 MEMO_MIN_CHARS = 1_024
 # About 100 bytes an entry: a few MB, for tens of long conversations at once.
 MEMO_MAX_ENTRIES = 32_768
+# Recall counts and tokenizes pieces of the notes it places (a whole note, a window of
+# one, an excerpt), and a vault's notes come back request after request. Its counter
+# remembers them from this length, where looking up (a digest, about 1 us) already
+# costs far less than counting (about 50 us for 128 characters).
+RECALL_MEMO_MIN_CHARS = 128
+# Token offsets of note windows, 4 bytes each: a window of 2,000 characters is about
+# 2 KB, so this holds a few MB (and as many "more than n" facts, a few bytes each).
+ENDS_MEMO_MAX_ENTRIES = 4_096
 
 
 class _Tokenizer(Protocol):
@@ -243,18 +254,28 @@ class CountMemo:
         return len(self._counts)
 
     def count(self, text: str) -> int:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key, found = self.known(text)
+        if found is not None:
+            return found
+        counted = count_tokens(text)  # outside the lock: other requests go on meanwhile
+        self.remember(key, counted)
+        return counted
+
+    def known(self, text: str) -> tuple[bytes, int | None]:
+        """The text's key, and its count if remembered."""
+        key = _digest(text)
         with self._lock:
             found = self._counts.get(key)
             if found is not None:
                 self._counts.move_to_end(key)
-                return found
-        counted = count_tokens(text)  # outside the lock: other requests go on meanwhile
+        return key, found
+
+    def remember(self, key: bytes, counted: int) -> None:
         with self._lock:
             self._counts[key] = counted
+            self._counts.move_to_end(key)
             if len(self._counts) > self.max_entries:
                 self._counts.popitem(last=False)
-        return counted
 
     def clear(self) -> None:
         with self._lock:
@@ -262,6 +283,90 @@ class CountMemo:
 
 
 count_memo = CountMemo()
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class DigestMemo(Generic[V]):
+    """Values by text digest (as CountMemo keeps counts), least recently used out first."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._lock = threading.Lock()
+        self._values: OrderedDict[bytes, V] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def get(self, key: bytes) -> V | None:
+        with self._lock:
+            found = self._values.get(key)
+            if found is not None:
+                self._values.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, value: V) -> None:
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            if len(self._values) > self.max_entries:
+                self._values.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+# Token offsets, kept as 4-byte arrays.
+ends_memo: DigestMemo[array[int]] = DigestMemo(ENDS_MEMO_MAX_ENTRIES)
+# For texts whose bounded count stopped at a limit: a count they are known to exceed.
+exceeds_memo: DigestMemo[int] = DigestMemo(ENDS_MEMO_MAX_ENTRIES)
+
+
+class RememberingTokenCounter(TokenCounter):
+    """count_tokens for recall: the same answers, with what it learns about texts of
+    RECALL_MEMO_MIN_CHARS or more remembered (counts in count_memo, offsets in ends_memo,
+    "more than n" in exceeds_memo). Recall places the same notes again whenever they
+    match again, and the same note at the same budget gives it the same texts: then it
+    tokenizes nothing it has seen."""
+
+    def __call__(self, text: str) -> int:
+        if len(text) < RECALL_MEMO_MIN_CHARS:
+            return super().__call__(text)
+        return count_memo.count(text)
+
+    def count_within(self, text: str, limit: int) -> int | None:
+        if len(text) < RECALL_MEMO_MIN_CHARS or limit < 0:
+            return super().count_within(text, limit)
+        key, known = count_memo.known(text)
+        if known is not None:
+            return known if known <= limit else None
+        exceeded = exceeds_memo.get(key)
+        if exceeded is not None and limit <= exceeded:
+            return None
+        found = super().count_within(text, limit)
+        if found is None:
+            exceeds_memo.put(key, max(limit, exceeded or 0))
+        else:
+            count_memo.remember(key, found)
+        return found
+
+    def token_ends(self, text: str) -> list[int] | None:
+        if len(text) < RECALL_MEMO_MIN_CHARS:
+            return super().token_ends(text)
+        key = _digest(text)
+        known = ends_memo.get(key)
+        if known is not None:
+            return known.tolist()
+        ends = super().token_ends(text)
+        if ends is not None:
+            ends_memo.put(key, array("I", ends))
+        return ends
+
+
+recall_count_tokens = RememberingTokenCounter()
 
 
 def estimate_request_tokens(body: Mapping[str, Any]) -> int:

@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from memvault.domain.recall import RecallBlock, RecallNote, assemble_recall
-from memvault.gateway.tokens import count_tokens as default_count_tokens
+from memvault.gateway.tokens import recall_count_tokens as default_count_tokens
 from memvault.services.context import Caller
 from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService
 
