@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from memvault.container import Services
-from memvault.domain.query import COMMON_TERM_FLOOR
+from memvault.domain.query import COMMON_TERM_FLOOR, TERM_COUNTS_MAX_AGE, TermCounts
 from memvault.services.context import Caller
 from memvault.services.recall import RecallService
 
@@ -107,3 +107,41 @@ def test_recall_leaves_the_messages_common_words_out(vault: Services, user: Call
     )
     assert block is not None
     assert sorted(block.paths) == sorted(f"rare/z{i}.md" for i in range(RARE_NOTES))
+
+
+# --------------------------------------------------------------------------- remembered counts
+
+
+@pytest.fixture
+def clock_of_counts(vault: Services) -> list[float]:
+    """The search index's term counts on a clock the test moves."""
+    now = [0.0]
+    vault.index.term_counts = TermCounts(clock=lambda: now[0])  # type: ignore[attr-defined]
+    return now
+
+
+def test_a_term_no_note_held_is_found_as_soon_as_a_note_holds_it(
+    vault: Services, user: Caller, clock_of_counts: list[float]
+) -> None:
+    assert search(vault, user, "zephyr quokka", skip=True) == search(
+        vault, user, "zephyr", skip=True
+    )
+    vault.vault.write(user, "new/quokka.md", "a quokka sighting")
+    assert "new/quokka.md" in search(vault, user, "zephyr quokka", skip=True)
+
+
+def test_term_counts_are_remembered_for_a_while(
+    vault: Services, user: Caller, clock_of_counts: list[float]
+) -> None:
+    rare_calm = search(vault, user, "zephyr calm", skip=True)  # "calm" is in 5 notes: kept
+    assert sorted(rare_calm) == sorted(f"rare/z{i}.md" for i in range(RARE_NOTES))
+    # Now "calm" is in most of the vault: common.
+    import_notes(vault, user, {f"calm/c{i:03}.md": f"calm evening {i}" for i in range(200)})
+
+    clock_of_counts[0] = TERM_COUNTS_MAX_AGE - 1  # still as counted: searched, and found
+    remembered = search(vault, user, "zephyr calm", skip=True)
+    assert any(p.startswith("calm/") for p in remembered)
+
+    clock_of_counts[0] = TERM_COUNTS_MAX_AGE  # counted again: common, left out
+    counted = search(vault, user, "zephyr calm", skip=True)
+    assert sorted(counted) == sorted(f"rare/z{i}.md" for i in range(RARE_NOTES))

@@ -116,3 +116,13 @@ def test_bucket_never_goes_negative_or_over_burst(gaps: list[float]) -> None:
         _allowed, state, wait = budgets.take(state, now, policy)
         assert 0.0 <= state.tokens <= policy.burst
         assert wait >= 0.0
+
+
+def test_term_counts_keep_numbers_per_account_bounded_and_never_a_zero() -> None:
+    memo = query.TermCounts(max_entries=3)
+    memo.remember("a", 500, {"common": 300, "rare": 2, "absent": 0})
+    assert memo.lookup("a", ["common", "rare", "absent"]) == (500, {"common": 300, "rare": 2})
+    assert memo.lookup("b", ["common"]) == (None, {})  # another account knows nothing
+    memo.lookup("a", ["common"])  # used: the newest
+    memo.remember("b", 10, {"x": 1})  # two entries more: the two least recently used go
+    assert memo.lookup("a", ["common", "rare"]) == (None, {"common": 300})

@@ -20,8 +20,11 @@ ranking, and little: their weight is a fraction of a distinctive term's.
 from __future__ import annotations
 
 import re
+import threading
+import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 
 MAX_TERMS = 64
 
@@ -98,3 +101,84 @@ def without_common_terms(
     """
     kept = [term for term in terms if 0 < note_counts.get(term, 0) <= cutoff]
     return kept or [term for term in terms if note_counts.get(term, 0) > cutoff]
+
+
+# Recall searches a whole message on every request, and messages share most of their
+# words: what an account's notes say about a term's frequency is remembered for
+# TERM_COUNTS_MAX_AGE seconds, so the next message rarely has anything to count. A count
+# that old can only misjudge a term whose frequency crossed the cutoff meanwhile: one
+# just grown common is still searched (a little slower), one just grown rare is still
+# left out (recall then ranks by the message's other words, as when it was common). A
+# term no note held is never remembered: a note written since must be found at once.
+TERM_COUNTS_MAX_AGE = 60.0
+TERM_COUNTS_MAX_ENTRIES = 65_536
+
+# How an engine counts: (terms to count, the account's note count if known) ->
+# (the account's note count, notes per term, each counted at most to one past the cutoff).
+TermCounter = Callable[[list[str], int | None], tuple[int, dict[str, int]]]
+
+
+class TermCounts:
+    """Per account: its note count and its terms' note counts, each kept TERM_COUNTS_MAX_AGE
+    seconds, least recently used out first. Thread-safe; holds numbers, never text
+    beyond the terms themselves."""
+
+    def __init__(
+        self,
+        *,
+        max_age: float = TERM_COUNTS_MAX_AGE,
+        max_entries: int = TERM_COUNTS_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_age = max_age
+        self.max_entries = max_entries
+        self.clock = clock
+        self._lock = threading.Lock()
+        # (account, term) -> (expires, count); the term "" is the account's note count.
+        self._entries: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
+
+    def lookup(self, account_id: str, terms: Sequence[str]) -> tuple[int | None, dict[str, int]]:
+        """The account's note count (None if not known) and the counts known of ``terms``."""
+        now = self.clock()
+        with self._lock:
+            total = self._fresh((account_id, ""), now)
+            counts = {t: c for t in terms if (c := self._fresh((account_id, t), now)) is not None}
+        return total, counts
+
+    def remember(self, account_id: str, total: int, counts: Mapping[str, int]) -> None:
+        expires = self.clock() + self.max_age
+        with self._lock:
+            for term, count in [("", total), *counts.items()]:
+                if term and count <= 0:
+                    continue
+                self._entries[(account_id, term)] = (expires, count)
+                self._entries.move_to_end((account_id, term))
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def _fresh(self, key: tuple[str, str], now: float) -> int | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if now >= entry[0]:
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
+
+
+def distinctive_terms(
+    account_id: str, terms: Sequence[str], memo: TermCounts, count: TermCounter
+) -> list[str]:
+    """``terms`` less the account's common ones and those no note holds
+    (without_common_terms), counting through ``count`` only what ``memo`` does not know."""
+    total, counts = memo.lookup(account_id, terms)
+    unknown = [term for term in terms if term not in counts]
+    if total is None or unknown:
+        total, fresh = count(unknown, total)
+        memo.remember(account_id, total, fresh)
+        counts.update(fresh)
+    cutoff = common_term_cutoff(total)
+    if total <= cutoff:
+        return list(terms)  # a small vault: no term is common, and every search is cheap
+    return without_common_terms(terms, counts, cutoff)

@@ -281,6 +281,7 @@ class OpenSearchIndex:
         self.index = index
         self.refresh = refresh
         self.host = _describe_host(client)
+        self.term_counts = query_terms.TermCounts()
         self._exists = False  # set once the index is seen, so writes never auto-create it
 
     # ------------------------------------------------------------------ admin
@@ -402,32 +403,33 @@ class OpenSearchIndex:
         return [self._hit(h) for h in resp["hits"]["hits"]]
 
     def _without_common_terms(self, account_id: str, terms: list[str]) -> list[str]:
-        """``terms`` less the account's common ones (domain.query.without_common_terms):
-        one request counts the account's notes and, per term, those holding it."""
+        """``terms`` less the account's common ones (domain.query.distinctive_terms): one
+        request counts the account's notes and, per term not remembered, those holding it;
+        none when every count is remembered."""
         fields = list(ranking.FIELD_WEIGHTS)
-        body = {
-            "size": 0,
-            "track_total_hits": True,
-            "query": {"bool": {"filter": [{"term": {"account": account_id}}]}},
-            "aggs": {
-                f"t{i}": {
-                    "filter": {
-                        "multi_match": {"query": term, "fields": fields, "type": "most_fields"}
+
+        def count(unknown: list[str], _total: int | None) -> tuple[int, dict[str, int]]:
+            body = {
+                "size": 0,
+                "track_total_hits": True,
+                "query": {"bool": {"filter": [{"term": {"account": account_id}}]}},
+                "aggs": {
+                    f"t{i}": {
+                        "filter": {
+                            "multi_match": {"query": term, "fields": fields, "type": "most_fields"}
+                        }
                     }
-                }
-                for i, term in enumerate(terms)
-            },
-        }
-        with self._errors(searching=True):
-            resp = self.client.search(index=self.index, body=body, routing=account_id)
-        total = int(resp["hits"]["total"]["value"])
-        cutoff = query_terms.common_term_cutoff(total)
-        if total <= cutoff:
-            return terms  # a small vault: no term is common, and every search is cheap
-        counts = {
-            term: int(resp["aggregations"][f"t{i}"]["doc_count"]) for i, term in enumerate(terms)
-        }
-        return query_terms.without_common_terms(terms, counts, cutoff)
+                    for i, term in enumerate(unknown)
+                },
+            }
+            with self._errors(searching=True):
+                resp = self.client.search(index=self.index, body=body, routing=account_id)
+            aggs = resp.get("aggregations") or {}
+            return int(resp["hits"]["total"]["value"]), {
+                term: int(aggs[f"t{i}"]["doc_count"]) for i, term in enumerate(unknown)
+            }
+
+        return query_terms.distinctive_terms(account_id, terms, self.term_counts, count)
 
     def search_body(
         self,

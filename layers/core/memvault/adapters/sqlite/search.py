@@ -127,6 +127,7 @@ _WALK_PER_RESULT = 4
 class SqliteSearchIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.term_counts = query_terms.TermCounts()
         db.add_schema(SCHEMA)
         self._bm25 = _bm25_sql()
         self._score = _score_sql(self._bm25, "r.")
@@ -300,37 +301,39 @@ class SqliteSearchIndex:
             if (r := rows.get(rowid)) is not None
         ]
 
-    @staticmethod
     def _without_common_terms(
-        conn: sqlite3.Connection, account_id: str, tenant: str, terms: list[str]
+        self, conn: sqlite3.Connection, account_id: str, tenant: str, terms: list[str]
     ) -> list[str]:
         """``terms`` less those no note holds and the account's common ones
-        (domain.query.without_common_terms). ``tenant`` is the match's tenant clause, ""
+        (domain.query.distinctive_terms). ``tenant`` is the match's tenant clause, ""
         when the index holds this account alone.
 
         Each term's notes are counted only up to one past the cutoff, so telling that a
         term is common costs a fraction of matching it."""
-        # A whole-table count is read off the b-tree (~40x faster than an account's).
-        total = conn.execute(
-            "SELECT count(*) FROM search_rows WHERE account_id = ?"
-            if tenant
-            else "SELECT count(*) FROM search_rows",
-            (account_id,) if tenant else (),
-        ).fetchone()[0]
-        cutoff = query_terms.common_term_cutoff(int(total))
-        if total <= cutoff:
-            return terms  # a small vault: no term is common, and every search is cheap
-        counts = ", ".join(
-            f"(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ?{i}"
-            f" LIMIT {cutoff + 1}))"
-            for i in range(1, len(terms) + 1)
-        )
-        row = conn.execute(
-            f"SELECT {counts}", [tenant + _any_term([term]) for term in terms]
-        ).fetchone()
-        return query_terms.without_common_terms(
-            terms, dict(zip(terms, map(int, row), strict=True)), cutoff
-        )
+
+        def count(unknown: list[str], total: int | None) -> tuple[int, dict[str, int]]:
+            if total is None:
+                # A whole-table count is read off the b-tree (~40x faster than an account's).
+                total = conn.execute(
+                    "SELECT count(*) FROM search_rows WHERE account_id = ?"
+                    if tenant
+                    else "SELECT count(*) FROM search_rows",
+                    (account_id,) if tenant else (),
+                ).fetchone()[0]
+            cutoff = query_terms.common_term_cutoff(int(total))
+            if total <= cutoff or not unknown:
+                return int(total), {}
+            counts = ", ".join(
+                f"(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ?{i}"
+                f" LIMIT {cutoff + 1}))"
+                for i in range(1, len(unknown) + 1)
+            )
+            row = conn.execute(
+                f"SELECT {counts}", [tenant + _any_term([term]) for term in unknown]
+            ).fetchone()
+            return int(total), dict(zip(unknown, map(int, row), strict=True))
+
+        return query_terms.distinctive_terms(account_id, terms, self.term_counts, count)
 
     def _sole_tenant(self, conn: sqlite3.Connection, account_id: str) -> bool:
         row = conn.execute(
