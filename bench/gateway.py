@@ -14,13 +14,19 @@ Setup, all on 127.0.0.1:
 Each user message of the synthetic query set ("What do my notes say about <query>?") is
 sent, interleaved and in alternating order, four ways: straight to the upstream; through
 memvault with memory off (pass-through: what the extra hop alone costs); with recall on;
-and with recall and the memory tools on (the model answers without calling them).
+and with recall and the memory tools on (the model answers without calling them). Every
+request's message is one memvault has not seen (the query plus a marker word no note
+holds), so none is answered from the recall memo.
 Non-streaming requests are timed to the last byte, streaming ones to the first body byte
 (TTFB). Printed: p50/p99 per path, what memvault adds (the difference of the medians and
 of the p99s), the `x-gateway-overhead-ms` header next to that difference, how the added
 p50 splits between the hop and recall, and the import time of the app module (python -X
 importtime, median of 5 runs) as a proxy for a Lambda cold start. Targets (never
 asserted): added p50 ≤ 5 ms, p99 ≤ 25 ms, streaming TTFB added ≤ 5 ms.
+
+Then the agent steps: each question (new each time) sent, then resent with a tool call
+and its result added per step, as a client's own tool loop does; recall runs on every
+step, the first one searching, the later ones reusing its block (the recall memo).
 
 Two measurements of size follow: an agent loop that resends a long history (100k
 tokens by default) with one new user message per request, straight and through
