@@ -494,9 +494,6 @@ def test_notes_recalled_again_are_not_tokenized_again(monkeypatch: pytest.Monkey
     assert plain == first
 
 
-def test_the_digest_memos_are_bounded() -> None:
-    memo: tokens.DigestMemo[int] = tokens.DigestMemo(max_entries=2)
-    for n in range(3):
-        memo.put(bytes([n]), n)
-    assert len(memo) == 2
-    assert memo.get(bytes([0])) is None and memo.get(bytes([2])) == 2
+def test_the_offsets_memo_is_bounded() -> None:
+    assert tokens.ends_memo.max_entries == tokens.ENDS_MEMO_MAX_ENTRIES
+    assert tokens.exceeds_memo.max_entries == tokens.ENDS_MEMO_MAX_ENTRIES

@@ -20,11 +20,11 @@ ranking, and little: their weight is a fraction of a distinctive term's.
 from __future__ import annotations
 
 import re
-import threading
 import time
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+
+from memvault.domain.memo import Memo
 
 MAX_TERMS = 64
 
@@ -120,8 +120,8 @@ TermCounter = Callable[[list[str], int | None], tuple[int, dict[str, int]]]
 
 class TermCounts:
     """Per account: its note count and its terms' note counts, each kept TERM_COUNTS_MAX_AGE
-    seconds, least recently used out first. Thread-safe; holds numbers, never text
-    beyond the terms themselves."""
+    seconds, least recently used out first. The account is in every key; the values are
+    numbers."""
 
     def __init__(
         self,
@@ -130,41 +130,20 @@ class TermCounts:
         max_entries: int = TERM_COUNTS_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.max_age = max_age
-        self.max_entries = max_entries
-        self.clock = clock
-        self._lock = threading.Lock()
-        # (account, term) -> (expires, count); the term "" is the account's note count.
-        self._entries: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
+        # (account, term) -> count; the term "" is the account's note count.
+        self._counts: Memo[tuple[str, str], int] = Memo(max_entries, max_age=max_age, clock=clock)
 
     def lookup(self, account_id: str, terms: Sequence[str]) -> tuple[int | None, dict[str, int]]:
         """The account's note count (None if not known) and the counts known of ``terms``."""
-        now = self.clock()
-        with self._lock:
-            total = self._fresh((account_id, ""), now)
-            counts = {t: c for t in terms if (c := self._fresh((account_id, t), now)) is not None}
+        total = self._counts.get((account_id, ""))
+        counts = {t: c for t in terms if (c := self._counts.get((account_id, t))) is not None}
         return total, counts
 
     def remember(self, account_id: str, total: int, counts: Mapping[str, int]) -> None:
-        expires = self.clock() + self.max_age
-        with self._lock:
-            for term, count in [("", total), *counts.items()]:
-                if term and count <= 0:
-                    continue
-                self._entries[(account_id, term)] = (expires, count)
-                self._entries.move_to_end((account_id, term))
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-
-    def _fresh(self, key: tuple[str, str], now: float) -> int | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        if now >= entry[0]:
-            del self._entries[key]
-            return None
-        self._entries.move_to_end(key)
-        return entry[1]
+        self._counts.put((account_id, ""), total)
+        for term, count in counts.items():
+            if count > 0:
+                self._counts.put((account_id, term), count)
 
 
 def distinctive_terms(

@@ -22,13 +22,12 @@ import sys
 import threading
 import warnings
 from array import array
-from collections import OrderedDict
 from collections.abc import Mapping
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
-V = TypeVar("V")
+from memvault.domain.memo import Memo
 
 ENCODING = "o200k_base"
 # Images are priced by the provider from their pixels, which we do not decode: a fixed
@@ -246,9 +245,7 @@ class CountMemo:
     """
 
     def __init__(self, max_entries: int = MEMO_MAX_ENTRIES) -> None:
-        self.max_entries = max_entries
-        self._lock = threading.Lock()
-        self._counts: OrderedDict[bytes, int] = OrderedDict()
+        self._counts: Memo[bytes, int] = Memo(max_entries)
 
     def __len__(self) -> int:
         return len(self._counts)
@@ -264,22 +261,13 @@ class CountMemo:
     def known(self, text: str) -> tuple[bytes, int | None]:
         """The text's key, and its count if remembered."""
         key = _digest(text)
-        with self._lock:
-            found = self._counts.get(key)
-            if found is not None:
-                self._counts.move_to_end(key)
-        return key, found
+        return key, self._counts.get(key)
 
     def remember(self, key: bytes, counted: int) -> None:
-        with self._lock:
-            self._counts[key] = counted
-            self._counts.move_to_end(key)
-            if len(self._counts) > self.max_entries:
-                self._counts.popitem(last=False)
+        self._counts.put(key, counted)
 
     def clear(self) -> None:
-        with self._lock:
-            self._counts.clear()
+        self._counts.clear()
 
 
 count_memo = CountMemo()
@@ -289,40 +277,10 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-class DigestMemo(Generic[V]):
-    """Values by text digest (as CountMemo keeps counts), least recently used out first."""
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self._lock = threading.Lock()
-        self._values: OrderedDict[bytes, V] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def get(self, key: bytes) -> V | None:
-        with self._lock:
-            found = self._values.get(key)
-            if found is not None:
-                self._values.move_to_end(key)
-            return found
-
-    def put(self, key: bytes, value: V) -> None:
-        with self._lock:
-            self._values[key] = value
-            self._values.move_to_end(key)
-            if len(self._values) > self.max_entries:
-                self._values.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._values.clear()
-
-
 # Token offsets, kept as 4-byte arrays.
-ends_memo: DigestMemo[array[int]] = DigestMemo(ENDS_MEMO_MAX_ENTRIES)
+ends_memo: Memo[bytes, array[int]] = Memo(ENDS_MEMO_MAX_ENTRIES)
 # For texts whose bounded count stopped at a limit: a count they are known to exceed.
-exceeds_memo: DigestMemo[int] = DigestMemo(ENDS_MEMO_MAX_ENTRIES)
+exceeds_memo: Memo[bytes, int] = Memo(ENDS_MEMO_MAX_ENTRIES)
 
 
 class RememberingTokenCounter(TokenCounter):

@@ -17,11 +17,10 @@ finds the index as it was, and recency moves scores as time passes.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 
+from memvault.domain.memo import Memo
 from memvault.domain.recall import RecallBlock, RecallNote, assemble_recall
 from memvault.gateway.tokens import recall_count_tokens as default_count_tokens
 from memvault.services.context import Caller
@@ -41,8 +40,8 @@ MemoKey = tuple[str, int, int, int, bytes]
 
 class RecallMemo:
     """Recalled blocks by (account, vault revision, settings, query digest), least
-    recently used out first, each kept at most ``max_age`` seconds. Thread-safe: recall
-    runs in worker threads."""
+    recently used out first, each kept at most ``max_age`` seconds. The account is in
+    the key: revisions of different vaults can be equal."""
 
     def __init__(
         self,
@@ -51,30 +50,16 @@ class RecallMemo:
         max_age: float = MEMO_MAX_AGE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.max_entries = max_entries
-        self.max_age = max_age
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[MemoKey, tuple[float, RecallBlock | None]] = OrderedDict()
+        self._blocks: Memo[MemoKey, RecallBlock | None] = Memo(
+            max_entries, max_age=max_age, clock=clock
+        )
 
     def get(self, key: MemoKey) -> tuple[bool, RecallBlock | None]:
         """(True, block) when remembered and fresh; (False, None) otherwise."""
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return False, None
-            if self.clock() >= entry[0]:
-                del self._entries[key]
-                return False, None
-            self._entries.move_to_end(key)
-            return True, entry[1]
+        return self._blocks.lookup(key)
 
     def put(self, key: MemoKey, block: RecallBlock | None) -> None:
-        with self._lock:
-            self._entries[key] = (self.clock() + self.max_age, block)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+        self._blocks.put(key, block)
 
 
 class RecallService:
