@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import re
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -12,11 +10,16 @@ import pytest
 
 from memvault.container import Services
 from memvault.domain.budgets import Bucket
-from memvault.domain.recall import RecallBlock
 from memvault.errors import MemvaultError, RateLimited, ServiceUnavailable
 from memvault.gateway.tokens import count_tokens
 from memvault.services.context import Caller
-from memvault.services.recall import MAX_QUERY_CHARS, RecallMemo, RecallService
+from memvault.services.recall import (
+    MAX_QUERY_CHARS,
+    MEMO_MAX_AGE_SECONDS,
+    RecallService,
+    new_recall_memo,
+)
+from tests.contract.test_common_terms import import_notes
 
 NOTE_TAG_RE = re.compile(r'<note path="([^"]*)" updated="([^"]*)"( excerpt="true")?>')
 
@@ -203,14 +206,6 @@ def test_a_long_message_searches_with_its_opening(
 # --------------------------------------------------------------------------- the memo
 
 
-def zip_of(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
-
-
 def revision(services: Services, caller: Caller) -> int:
     account = services.store.get_account(caller.account_id)
     assert account is not None
@@ -244,7 +239,7 @@ def test_the_vault_revision_moves_with_every_change_and_only_then(
     with pytest.raises(MemvaultError):
         services.vault.write(user, "../outside.md", "refused")
     assert not moved()
-    services.transfer.import_zip(user, io.BytesIO(zip_of({"c.md": "imported fig"})))
+    import_notes(services, user, {"c.md": "imported fig"})
     assert moved()
 
 
@@ -296,27 +291,13 @@ def test_remembered_blocks_expire(
     services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [0.0]
-    memo = RecallMemo(max_age=30.0, clock=lambda: now[0])
-    recall = RecallService(services.vault, memo=memo)
+    recall = RecallService(services.vault, memo=new_recall_memo(clock=lambda: now[0]))
     services.vault.write(user, "n.md", "hazelnut spread")
     at = revision(services, user)
     assert recall.recall(user, "hazelnut", max_notes=5, token_budget=2000, vault_revision=at)
     with search_down(services, monkeypatch):
-        now[0] = 29.9
+        now[0] = MEMO_MAX_AGE_SECONDS - 0.1
         assert recall.recall(user, "hazelnut", max_notes=5, token_budget=2000, vault_revision=at)
-        now[0] = 30.0
+        now[0] = MEMO_MAX_AGE_SECONDS
         with pytest.raises(ServiceUnavailable):
             recall.recall(user, "hazelnut", max_notes=5, token_budget=2000, vault_revision=at)
-
-
-def test_the_memo_keeps_its_newest_entries() -> None:
-    memo = RecallMemo(max_entries=2)
-    block = RecallBlock(text="b", paths=("p.md",), tokens=1, excerpted=())
-    keys = [("acct", 1, 5, 2000, bytes([i])) for i in range(3)]
-    for key in keys:
-        memo.put(key, block)
-    memo.get(keys[1])  # used: now the newest
-    memo.put(("acct", 2, 5, 2000, b"new"), None)
-    assert memo.get(keys[1]) == (True, block)
-    assert memo.get(("acct", 2, 5, 2000, b"new")) == (True, None)  # "nothing" is remembered
-    assert memo.get(keys[0]) == (False, None) and memo.get(keys[2]) == (False, None)

@@ -126,3 +126,21 @@ def test_term_counts_keep_numbers_per_account_bounded_and_never_a_zero() -> None
     memo.lookup("a", ["common"])  # used: the newest
     memo.remember("b", 10, {"x": 1})  # two entries more: the two least recently used go
     assert memo.lookup("a", ["common", "rare"]) == (None, {"common": 300})
+
+
+def test_distinctive_terms_count_only_what_is_not_known() -> None:
+    memo = query.TermCounts()
+    asked: list[list[str]] = []
+
+    def count(unknown: list[str], total: int | None) -> tuple[int, dict[str, int]]:
+        asked.append(list(unknown))
+        return 1000, {t: {"the": 900, "walnut": 3}.get(t, 0) for t in unknown}
+
+    assert query.distinctive_terms("a", ["the", "walnut", "zebra"], memo, count) == ["walnut"]
+    assert query.distinctive_terms("a", ["the", "walnut", "zebra"], memo, count) == ["walnut"]
+    assert asked == [["the", "walnut", "zebra"], ["zebra"]]  # a zero is counted again
+
+    small = query.TermCounts()
+    small.remember("a", 40, {})  # known to hold fewer notes than any cutoff
+    assert query.distinctive_terms("a", ["the", "zebra"], small, count) == ["the", "zebra"]
+    assert len(asked) == 2  # a small vault is searched for every term, nothing counted

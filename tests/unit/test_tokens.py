@@ -492,8 +492,3 @@ def test_notes_recalled_again_are_not_tokenized_again(monkeypatch: pytest.Monkey
     assert [n for n in probe.lengths if n >= tokens.RECALL_MEMO_MIN_CHARS] == []
     plain = assemble_recall(notes, max_notes=5, token_budget=1500, count_tokens=count_tokens)
     assert plain == first
-
-
-def test_the_offsets_memo_is_bounded() -> None:
-    assert tokens.ends_memo.max_entries == tokens.ENDS_MEMO_MAX_ENTRIES
-    assert tokens.exceeds_memo.max_entries == tokens.ENDS_MEMO_MAX_ENTRIES

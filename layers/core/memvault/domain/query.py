@@ -153,11 +153,15 @@ def distinctive_terms(
     (without_common_terms), counting through ``count`` only what ``memo`` does not know."""
     total, counts = memo.lookup(account_id, terms)
     unknown = [term for term in terms if term not in counts]
-    if total is None or unknown:
+    if total is None or (unknown and not _small(total)):
         total, fresh = count(unknown, total)
         memo.remember(account_id, total, fresh)
         counts.update(fresh)
-    cutoff = common_term_cutoff(total)
-    if total <= cutoff:
+    if _small(total):
         return list(terms)  # a small vault: no term is common, and every search is cheap
-    return without_common_terms(terms, counts, cutoff)
+    return without_common_terms(terms, counts, common_term_cutoff(total))
+
+
+def _small(total: int) -> bool:
+    """A vault of ``total`` notes, in which no term can be common."""
+    return total <= common_term_cutoff(total)

@@ -91,8 +91,8 @@ def plan_request(
         plan.notices.append(SEVERAL_CHOICES)
 
     target = api.recall_target(body) if recall_on else None
-    if target is not None and target[1].strip():
-        index, text = target
+    if target is not None:
+        index, text = target  # a blank text recalls nothing (RecallService)
         try:
             plan.recall = recaller.recall(
                 caller,

@@ -13,7 +13,6 @@ text), so callers that reserve money for them should add their own margin.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -27,7 +26,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, Protocol
 
-from memvault.domain.memo import Memo
+from memvault.domain.memo import Memo, text_digest
 
 ENCODING = "o200k_base"
 # Images are priced by the provider from their pixels, which we do not decode: a fixed
@@ -260,7 +259,7 @@ class CountMemo:
 
     def known(self, text: str) -> tuple[bytes, int | None]:
         """The text's key, and its count if remembered."""
-        key = _digest(text)
+        key = text_digest(text)
         return key, self._counts.get(key)
 
     def remember(self, key: bytes, counted: int) -> None:
@@ -271,10 +270,6 @@ class CountMemo:
 
 
 count_memo = CountMemo()
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 # Token offsets, kept as 4-byte arrays.
@@ -314,7 +309,7 @@ class RememberingTokenCounter(TokenCounter):
     def token_ends(self, text: str) -> list[int] | None:
         if len(text) < RECALL_MEMO_MIN_CHARS:
             return super().token_ends(text)
-        key = _digest(text)
+        key = text_digest(text)
         known = ends_memo.get(key)
         if known is not None:
             return known.tolist()

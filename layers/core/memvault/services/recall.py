@@ -16,11 +16,10 @@ finds the index as it was, and recency moves scores as time passes.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 
-from memvault.domain.memo import Memo
+from memvault.domain.memo import Memo, text_digest
 from memvault.domain.recall import RecallBlock, RecallNote, assemble_recall
 from memvault.gateway.tokens import recall_count_tokens as default_count_tokens
 from memvault.services.context import Caller
@@ -35,31 +34,14 @@ MAX_QUERY_CHARS = 2_000
 MEMO_MAX_ENTRIES = 1024
 MEMO_MAX_AGE_SECONDS = 30.0
 
+# (account, vault revision, notes, token budget, query digest): the account is in the
+# key because revisions of different vaults can be equal.
 MemoKey = tuple[str, int, int, int, bytes]
+RecallMemo = Memo[MemoKey, RecallBlock | None]
 
 
-class RecallMemo:
-    """Recalled blocks by (account, vault revision, settings, query digest), least
-    recently used out first, each kept at most ``max_age`` seconds. The account is in
-    the key: revisions of different vaults can be equal."""
-
-    def __init__(
-        self,
-        *,
-        max_entries: int = MEMO_MAX_ENTRIES,
-        max_age: float = MEMO_MAX_AGE_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._blocks: Memo[MemoKey, RecallBlock | None] = Memo(
-            max_entries, max_age=max_age, clock=clock
-        )
-
-    def get(self, key: MemoKey) -> tuple[bool, RecallBlock | None]:
-        """(True, block) when remembered and fresh; (False, None) otherwise."""
-        return self._blocks.lookup(key)
-
-    def put(self, key: MemoKey, block: RecallBlock | None) -> None:
-        self._blocks.put(key, block)
+def new_recall_memo(clock: Callable[[], float] = time.monotonic) -> RecallMemo:
+    return Memo(MEMO_MAX_ENTRIES, max_age=MEMO_MAX_AGE_SECONDS, clock=clock)
 
 
 class RecallService:
@@ -71,7 +53,7 @@ class RecallService:
     ) -> None:
         self.vault = vault
         self.count_tokens = count_tokens
-        self.memo = memo or RecallMemo()
+        self.memo = memo if memo is not None else new_recall_memo()
 
     def recall(
         self,
@@ -94,9 +76,8 @@ class RecallService:
             return None
         if vault_revision is None:
             return self._recall(caller, query, max_notes=max_notes, token_budget=token_budget)
-        digest = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=16)
-        key = (caller.account_id, vault_revision, max_notes, token_budget, digest.digest())
-        found, block = self.memo.get(key)
+        key = (caller.account_id, vault_revision, max_notes, token_budget, text_digest(query))
+        found, block = self.memo.lookup(key)
         if not found:
             block = self._recall(caller, query, max_notes=max_notes, token_budget=token_budget)
             self.memo.put(key, block)
