@@ -51,6 +51,12 @@ def create_app(
     def healthz() -> dict[str, str]:
         return {"status": "ok", "backend": svc.settings.backend, "version": __version__}
 
+    if "inference" in surfaces:
+        from memvault.api.routers import inference
+        from memvault.gateway.engine import Gateway
+
+        app.state.gateway = Gateway(svc)
+        app.include_router(inference.router)
     if "management" in surfaces:
         from memvault.api.routers import billing, keys, notes, transfer
 
@@ -58,12 +64,6 @@ def create_app(
         app.include_router(transfer.router)
         app.include_router(keys.router)
         app.include_router(billing.router)
-    if "inference" in surfaces:
-        from memvault.api.routers import inference
-        from memvault.gateway.engine import Gateway
-
-        app.state.gateway = Gateway(svc)
-        app.include_router(inference.router)
     if "mcp" in surfaces:
         from memvault.mcp.http import mcp_routes
 
