@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import socket
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -22,6 +24,7 @@ import httpx
 import openai
 import pytest
 
+from memvault.api.routers.inference import READ_BEFORE_KEY_CHECK
 from memvault.services.context import Caller, Surface
 from memvault.tools import TOOL_NAMES
 from tests.conftest import LiveServer
@@ -651,6 +654,89 @@ def test_the_openai_sdk_sees_a_wrong_key_as_an_authentication_error(
     assert err.value.status_code == 401
     assert err.value.code == "invalid_api_key"
     assert upstream.requests == []
+
+
+def _head_only(
+    server: LiveServer, fmt: str, key: str, declared: int, *, wait: float = 5.0
+) -> bytes:
+    """Send a POST's head declaring a ``declared``-byte body, never the body; what comes
+    back within ``wait`` seconds (b"" if the server waits for the body)."""
+    url = httpx.URL(server.url)
+    head = [
+        f"POST {path_of(fmt)} HTTP/1.1",
+        f"host: {url.host}:{url.port}",
+        "content-type: application/json",
+        f"content-length: {declared}",
+        *(f"{name}: {value}" for name, value in auth_headers(fmt, key).items()),
+    ]
+    with socket.create_connection((url.host, url.port), timeout=wait) as sock:
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+        answer = b""
+        try:
+            while not _whole_answer(answer):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        except TimeoutError:
+            pass
+        return answer
+
+
+def _whole_answer(raw: bytes) -> bool:
+    head, found, body = raw.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(body) >= int(value)
+    return True
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_large_body_is_not_waited_for_without_a_valid_key(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream, fmt: str
+) -> None:
+    # Past READ_BEFORE_KEY_CHECK the key is checked before any of the body is read: a
+    # caller without a valid key cannot make memvault take in megabytes.
+    answer = _head_only(sqlite_gateway, fmt, "mv_not_a_real_key", READ_BEFORE_KEY_CHECK + 1)
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert b"invalid_api_key" in answer
+    # A small body is read first (one trip to a worker thread for the key and the
+    # rest); the server waits for it.
+    assert _head_only(sqlite_gateway, fmt, "mv_not_a_real_key", 100, wait=1.0) == b""
+    assert upstream.requests == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_large_and_unsized_bodies_go_up_whole_with_a_valid_key(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream, fmt: str
+) -> None:
+    key = issue_key(sqlite_gateway)
+    large = minimal_body(fmt)
+    large["messages"] = [{"role": "user", "content": "x" * (READ_BEFORE_KEY_CHECK + 10)}]
+    assert raw_post(sqlite_gateway, fmt, key, large).status_code == 200
+
+    small = minimal_body(fmt)
+
+    def chunks() -> Iterator[bytes]:  # no content-length: sent chunked
+        yield json.dumps(small).encode()
+
+    headers = {**auth_headers(fmt, key), "content-type": "application/json"}
+    unsized = httpx.post(
+        sqlite_gateway.url + path_of(fmt), content=chunks(), headers=headers, timeout=20.0
+    )
+    assert unsized.status_code == 200, unsized.text
+    assert [seen.json for seen in upstream.requests] == [large, small]
+
+    wrong = {**headers, **auth_headers(fmt, "mv_not_a_real_key")}
+    refused = httpx.post(
+        sqlite_gateway.url + path_of(fmt), content=chunks(), headers=wrong, timeout=20.0
+    )
+    assert refused.status_code == 401
+    assert format_error(fmt, refused.json())["code"] == "invalid_api_key"
+    assert len(upstream.requests) == 2
 
 
 BAD_BODIES: dict[str, tuple[bytes, str]] = {

@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from memvault.errors import InvalidInput
+
 
 class NotJson(ValueError):
     """The bytes are not one strict JSON value."""
@@ -42,6 +44,19 @@ def parse_request(raw: bytes | str) -> Any:
         raise
     except (ValueError, RecursionError) as exc:
         raise NotJson(str(exc)) from exc
+
+
+def parse_object(raw: bytes) -> dict[str, Any]:
+    """A client's request body: one JSON object, or InvalidInput (invalid_json)."""
+    try:
+        body = parse_request(raw)
+    except NotJson as exc:
+        raise InvalidInput(
+            f"the request body is not valid JSON: {exc}", code="invalid_json"
+        ) from exc
+    if not isinstance(body, dict):
+        raise InvalidInput("the request body must be a JSON object", code="invalid_json")
+    return body
 
 
 def encode_request(body: Any) -> bytes:

@@ -1,13 +1,15 @@
 """The inference routes: /v1/chat/completions, /v1/messages and /v1/models.
 
-Thin: authenticate before reading the body, parse the JSON, hand it to the gateway.
+Thin: take the key and the body, hand them to the gateway, which checks the key before it
+parses the body.
 Errors are raised, never translated here; ``memvault.api.errors`` renders them, in the
 shape of the route's API format (``request.state.error_format``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import partial
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -15,16 +17,19 @@ from starlette.concurrency import run_in_threadpool
 from memvault.api.access_log import ARRIVED_AT
 from memvault.api.deps import bearer_secret, read_body, services
 from memvault.domain.models import ApiKey
-from memvault.errors import InvalidInput, Unauthenticated
+from memvault.errors import Unauthenticated
 from memvault.gateway.engine import Gateway
 from memvault.gateway.formats.anthropic import AnthropicMessages
 from memvault.gateway.formats.base import ApiFormat
 from memvault.gateway.formats.openai import OpenAIChat
 from memvault.gateway.upstream import Timer
-from memvault.gateway.wire import NotJson, parse_request
 
 # Requests carry whole conversations, images included (API Gateway allows 10 MB).
 MAX_INFERENCE_BODY = 32 * 1024 * 1024
+# A body declared at most this large is read before the key is checked, which saves the
+# key check a trip of its own to a worker thread; a larger one waits for a valid key, so
+# a caller without one cannot make memvault hold megabytes.
+READ_BEFORE_KEY_CHECK = 256 * 1024
 ERROR_FORMAT_STATE = "error_format"
 
 OPENAI = OpenAIChat()
@@ -38,38 +43,46 @@ def gateway(request: Request) -> Gateway:
     return gw
 
 
-async def _authenticate(request: Request, *, allow_x_api_key: bool) -> ApiKey:
+def _secret(request: Request, *, allow_x_api_key: bool) -> str | None:
     header = request.headers.get("authorization")
     x_api_key = request.headers.get("x-api-key") if allow_x_api_key else None
     if header is not None and header.strip() and bearer_secret(header) is None:
         raise Unauthenticated(
             "the Authorization header must be 'Bearer <key>'", code="malformed_authorization"
         )
-    secret = bearer_secret(header, x_api_key)
-    svc = services(request)
-    return await run_in_threadpool(svc.accounts.authenticate, secret)
+    return bearer_secret(header, x_api_key)
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
-    raw = await read_body(request, MAX_INFERENCE_BODY)
-    try:
-        body = parse_request(raw)
-    except NotJson as exc:
-        raise InvalidInput(
-            f"the request body is not valid JSON: {exc}", code="invalid_json"
-        ) from exc
-    if not isinstance(body, dict):
-        raise InvalidInput("the request body must be a JSON object", code="invalid_json")
-    return body
+async def _authenticate(request: Request, *, allow_x_api_key: bool) -> ApiKey:
+    secret = _secret(request, allow_x_api_key=allow_x_api_key)
+    return await run_in_threadpool(services(request).accounts.authenticate, secret)
+
+
+def _declared_small(request: Request) -> bool:
+    declared = request.headers.get("content-length", "")
+    return declared.isdigit() and int(declared) <= READ_BEFORE_KEY_CHECK
 
 
 async def _infer(request: Request, api: ApiFormat, *, allow_x_api_key: bool) -> Response:
     timer = Timer(getattr(request.state, ARRIVED_AT, None))
     setattr(request.state, ERROR_FORMAT_STATE, api)
-    key = await _authenticate(request, allow_x_api_key=allow_x_api_key)
-    body = await _json_body(request)
+    authenticate: Callable[[], ApiKey]
+    if _declared_small(request):
+        # The key is checked with the rest of the preparation, in the gateway's one trip
+        # to a worker thread, and still before the body is parsed.
+        secret = _secret(request, allow_x_api_key=allow_x_api_key)
+        authenticate = partial(services(request).accounts.authenticate, secret)
+    else:
+        # A large (or unsized) body is only read for a valid key.
+        key = await _authenticate(request, allow_x_api_key=allow_x_api_key)
+        authenticate = partial(_known, key)
+    raw = await read_body(request, MAX_INFERENCE_BODY)
     headers = {name.lower(): value for name, value in request.headers.items()}
-    return await gateway(request).handle(api, key, body, headers, timer)
+    return await gateway(request).handle(api, authenticate, raw, headers, timer)
+
+
+def _known(key: ApiKey) -> ApiKey:
+    return key
 
 
 @router.post("/v1/chat/completions", summary="OpenAI Chat Completions, with memory")
