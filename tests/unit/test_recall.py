@@ -18,6 +18,7 @@ from memvault.domain.recall import (
     assemble_recall,
     escape_attribute,
     escape_note_text,
+    new_placement_memo,
     recall_text,
     updated_date,
 )
@@ -461,3 +462,92 @@ def test_the_predicting_path_tokenizes_little_more_than_the_block() -> None:
     # Per note: the excerpt's window, the chosen excerpt and a few short tags; the
     # notes are never tokenized whole, nor the block again.
     assert len(counter.sizes) < 30 and sum(counter.sizes) < 4 * len(block.text)
+
+
+# --------------------------------------------------------------------------- placements
+# A note recalled again, for another message, is placed from the placement memo when
+# its room is the same: the block is the one assembling from scratch gives.
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(note_lists(), min_size=2, max_size=4),
+    st.integers(min_value=40, max_value=600),
+    st.integers(min_value=1, max_value=6),
+    st.sampled_from([count_tokens, plain, Misleading(0.5), Misleading(1.7)]),
+)
+def test_a_placement_memo_never_changes_a_block(
+    recalls: list[list[RecallNote]], budget: int, max_notes: int, counter: Callable[[str], int]
+) -> None:
+    placements = new_placement_memo()
+    # The same notes in other orders and combinations, as other messages recall them.
+    for notes in [*recalls, *reversed(recalls), recalls[0] + recalls[-1]]:
+        fresh = assemble_recall(
+            notes, max_notes=max_notes, token_budget=budget, count_tokens=counter
+        )
+        remembered = assemble_recall(
+            notes,
+            max_notes=max_notes,
+            token_budget=budget,
+            count_tokens=counter,
+            placements=placements,
+        )
+        assert remembered == fresh
+
+
+def test_notes_placed_before_are_not_counted_again() -> None:
+    notes = [note("a.md", paragraphs(30)), note("b.md", paragraphs(2)), note("c.md", "short")]
+    placements = new_placement_memo()
+    first_count, first_sizes = counting(plain)
+    first = assemble_recall(
+        notes, max_notes=5, token_budget=900, count_tokens=first_count, placements=placements
+    )
+    count, sizes = counting(plain)
+    again = assemble_recall(
+        notes, max_notes=5, token_budget=900, count_tokens=count, placements=placements
+    )
+    assert again == first and first is not None and first.excerpted == ("a.md",)
+    # Only the header, the footer and the whole block are counted the second time.
+    assert sorted(sizes) == sorted([len(HEADER), len("</memory>"), len(first.text)])
+    assert len(first_sizes) > len(sizes)
+
+
+def test_a_changed_note_date_or_room_is_placed_again() -> None:
+    text = paragraphs(30)
+    placements = new_placement_memo()
+    before = assemble_recall(
+        [note("a.md", text)],
+        max_notes=5,
+        token_budget=900,
+        count_tokens=plain,
+        placements=placements,
+    )
+    edited = [note("a.md", text + "\n\nA new last paragraph.")]
+    later = [note("a.md", text, updated_at=NOW + 86_400 * 3)]
+    for notes, budget in ((edited, 900), (later, 900), ([note("a.md", text)], 700)):
+        got = assemble_recall(
+            notes, max_notes=5, token_budget=budget, count_tokens=plain, placements=placements
+        )
+        assert got == assemble_recall(notes, max_notes=5, token_budget=budget, count_tokens=plain)
+    assert before is not None
+
+
+def test_a_note_placed_whole_is_placed_again_when_one_token_less_room_is_left() -> None:
+    # The excerpt's room (a share of what is left) can be the same for two rooms; the
+    # whole note fits only the larger one.
+    frame = count_tokens(HEADER) + count_tokens("</memory>")
+    for size in range(20, 40):
+        text = paragraphs(size)
+        alone = assemble([note("a.md", text)], budget=100_000)
+        assert alone is not None
+        whole = alone.tokens - frame
+        if whole % 3:
+            break
+    notes = [note("a.md", text), note("b.md", paragraphs(3)), note("c.md", paragraphs(3))]
+    placements = new_placement_memo()
+    for budget in (whole + frame, whole + frame - 1):
+        got = assemble_recall(
+            notes, max_notes=5, token_budget=budget, count_tokens=plain, placements=placements
+        )
+        assert got == assemble_recall(notes, max_notes=5, token_budget=budget, count_tokens=plain)
+        assert got is not None and ("a.md" in got.excerpted) == (budget < whole + frame)

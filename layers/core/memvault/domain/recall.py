@@ -56,6 +56,7 @@ from itertools import accumulate
 from typing import Protocol, cast, runtime_checkable
 
 from memvault.domain.markdown import split_frontmatter
+from memvault.domain.memo import Memo, text_digest
 
 MEMORY_SOURCE = "memvault vault"
 OPEN_TAG = f'<memory source="{MEMORY_SOURCE}">'
@@ -171,14 +172,38 @@ def updated_date(updated_at: float) -> str:
         return "unknown"
 
 
+# (the note's content digest, path, updated date, room, excerpt room, predicting): all
+# that placing a note depends on, given one token counter.
+PlacementKey = tuple[bytes, str, str, int, int, bool]
+PlacementMemo = Memo[PlacementKey, "_Placed | None"]
+# An element is at most a recall budget's worth of text (8 kB at the default 2,000
+# tokens), so this is a few MB at most.
+PLACEMENT_MEMO_ENTRIES = 2048
+
+
+def new_placement_memo() -> PlacementMemo:
+    """A memo of how notes were placed: a note recalled again, for any message, at the
+    same place in a block of the same budget, is placed as before without counting.
+
+    A placement is a function of its key alone (the digest covers the note's whole
+    text, and the element holds only the text, the path and the date), so an entry can
+    never give one account what it could not compute itself. A memo serves one token
+    counter: the counts, and so the cuts, are that counter's."""
+    return Memo(PLACEMENT_MEMO_ENTRIES)
+
+
 def assemble_recall(
     notes: Sequence[RecallNote],
     *,
     max_notes: int,
     token_budget: int,
     count_tokens: Callable[[str], int],
+    placements: PlacementMemo | None = None,
 ) -> RecallBlock | None:
-    """The memory block for ``notes`` (best first), or None when no note fits."""
+    """The memory block for ``notes`` (best first), or None when no note fits.
+
+    With ``placements``, a note placed before with the same room is placed as it was.
+    """
     if max_notes < 1:
         return None
     predicting = isinstance(count_tokens, TokenCounter)
@@ -199,7 +224,22 @@ def assemble_recall(
         # An excerpt takes at most an equal share of what is left, so one long note near
         # the top cannot crowd out the notes after it; a note that fits whole may use it all.
         sharing = min(len(notes) - index, max_notes - len(paths))
-        placed = placer(note, remaining, remaining // sharing, count_tokens).place()
+        room, excerpt_room = remaining, remaining // sharing
+        if placements is None:
+            placed = placer(note, room, excerpt_room, count_tokens).place()
+        else:
+            key = (
+                text_digest(note.markdown),
+                note.path,
+                updated_date(note.updated_at),
+                room,
+                excerpt_room,
+                predicting,
+            )
+            found, placed = placements.lookup(key)
+            if not found:
+                placed = placer(note, room, excerpt_room, count_tokens).place()
+                placements.put(key, placed)
         if placed is None:
             continue
         elements.append(placed.element)

@@ -12,6 +12,10 @@ skip the search and the assembly, and their block is byte for byte the first one
 the provider's cached prefix keeps matching. The age limit bounds what the revision
 cannot see: on AWS a note is indexed just after its commit, so a recall in between
 finds the index as it was, and recency moves scores as time passes.
+
+A new message often recalls notes recalled before; how each was placed (whole, or the
+excerpt chosen for its room) is remembered too (domain.recall.new_placement_memo), so
+only the search and the reads are new work.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ import time
 from collections.abc import Callable
 
 from memvault.domain.memo import Memo, text_digest
-from memvault.domain.recall import RecallBlock, RecallNote, assemble_recall
+from memvault.domain.recall import (
+    PlacementMemo,
+    RecallBlock,
+    RecallNote,
+    assemble_recall,
+    new_placement_memo,
+)
 from memvault.gateway.tokens import recall_count_tokens as default_count_tokens
 from memvault.services.context import Caller
 from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService
@@ -50,10 +60,13 @@ class RecallService:
         vault: VaultService,
         count_tokens: Callable[[str], int] = default_count_tokens,
         memo: RecallMemo | None = None,
+        placements: PlacementMemo | None = None,
     ) -> None:
         self.vault = vault
         self.count_tokens = count_tokens
         self.memo = memo if memo is not None else new_recall_memo()
+        # How notes were placed, for this counter (domain.recall.new_placement_memo).
+        self.placements = placements if placements is not None else new_placement_memo()
 
     def recall(
         self,
@@ -109,7 +122,11 @@ class RecallService:
             for note in self.vault.read_many(caller, [hit.path for hit in hits])
         ]
         return assemble_recall(
-            notes, max_notes=max_notes, token_budget=token_budget, count_tokens=self.count_tokens
+            notes,
+            max_notes=max_notes,
+            token_budget=token_budget,
+            count_tokens=self.count_tokens,
+            placements=self.placements,
         )
 
 
