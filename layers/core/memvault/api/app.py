@@ -56,6 +56,8 @@ def create_app(
         from memvault.gateway.engine import Gateway
 
         app.state.gateway = Gateway(svc)
+        # First: routes are tried in order, and the gateway's requests are the ones whose
+        # every fraction of a millisecond is added to a model call.
         app.include_router(inference.router)
     if "management" in surfaces:
         from memvault.api.routers import billing, keys, notes, transfer
