@@ -14,6 +14,8 @@ request is the cost driver. Targets: a note read makes <= 3 storage requests, a 
 A synthetic vault (bench/synth.py) is imported through TransferService.import_zip (the
 journaled bulk path of adapters/aws/bulk.py), then each operation runs N times through
 the service layer and through the REST API on a real uvicorn server on 127.0.0.1.
+Recall (what the gateway does before dispatch for a key with recall on) has no REST call
+of its own: it runs through the service layer only, each time for a new message.
 Requests are counted on the boto3 clients (botocore ``before-call``: one per API call)
 and on the OpenSearch transport, each tagged with the DynamoVaultStore and Table/BodyStore
 methods that made it and with the phase it ran in:
@@ -72,8 +74,10 @@ from memvault.adapters.aws.search import make_client as make_search_client  # no
 from memvault.api.app import create_app  # noqa: E402
 from memvault.container import Services, build_services  # noqa: E402
 from memvault.domain.models import VERSIONS_KEPT  # noqa: E402
+from memvault.domain.recall import RecallBlock  # noqa: E402
 from memvault.services.accounts import LOCAL_ACCOUNT_ID  # noqa: E402
 from memvault.services.context import Caller, Surface  # noqa: E402
+from memvault.services.recall import RecallService  # noqa: E402
 from memvault.services.vault import build_put  # noqa: E402
 from memvault.settings import Settings  # noqa: E402
 from tests.aws_env import REGION, create_resources, serial_moto  # noqa: E402
@@ -413,7 +417,7 @@ class Op:
     name: str
     target: str  # "read", "write" or ""
     service: Callable[[int], object]
-    rest: Callable[[int], httpx.Response]
+    rest: Callable[[int], httpx.Response] | None  # None: no REST call of its own
     note: str = ""
     sized: bool = False  # record how many results each call returned
     sizes: list[int] = field(default_factory=list)
@@ -424,6 +428,9 @@ def build_ops(
     svc: Services, http: httpx.Client, secret: str, gen: VaultGenerator, runs: int, warm: int
 ) -> list[Op]:
     caller = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+    # Recall runs as the gateway runs it: the memory-tools surface, search not charged.
+    tools_caller = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.TOOLS)
+    recaller = RecallService(svc.vault)
     rng = random.Random(f"aws-bench-{SEED}")
     per_layer = runs + warm
     # Mutations take notes from past the popular link targets, each op its own notes.
@@ -608,6 +615,21 @@ def build_ops(
             sized=True,
         ),
         Op(
+            "recall for a new message (no REST call)",
+            "",
+            lambda i: recaller.recall(
+                tools_caller,
+                f"What do my notes say about {queries[i % len(queries)]}? [zx{i}q]",
+                max_notes=5,
+                token_budget=2000,
+            ),
+            None,
+            "RecallService.recall as the gateway calls it before dispatch, without the"
+            " block memo: the search (the message's common words left out), the notes read"
+            " in one go; notes recalled per call",
+            sized=True,
+        ),
+        Op(
             "versions list (GET .../versions)",
             "",
             lambda i: svc.vault.versions(caller, updates["service"][i]),
@@ -631,6 +653,8 @@ def run_ops(meter: Meter, ops: list[Op], runs: int, warm: int) -> None:
         for i in range(runs + warm):
             for layer in LAYERS:  # interleaved, so both layers see the same state
                 fn = op.service if layer == "service" else op.rest
+                if fn is None:
+                    continue
                 with meter.measure() as counts:
                     t0 = time.perf_counter()
                     result = fn(i)
@@ -645,6 +669,8 @@ def run_ops(meter: Meter, ops: list[Op], runs: int, warm: int) -> None:
 
 
 def result_size(result: object) -> int:
+    if isinstance(result, RecallBlock) or result is None:
+        return len(result.paths) if result else 0
     found: Any = result.json() if isinstance(result, httpx.Response) else result
     if isinstance(found, dict):
         found = found.get("results") or found.get("notes") or []
@@ -671,6 +697,8 @@ def print_results(ops: list[Op], runs: int) -> None:
     for op in ops:
         for layer in LAYERS:
             samples = op.samples[layer]
+            if not samples:
+                continue
             ms = [s.ms for s in samples]
             parts = [split(s.counts) for s in samples]
 
@@ -712,6 +740,9 @@ def print_results(ops: list[Op], runs: int) -> None:
     print("the same storage requests minus the [auth] GetItem, or is listed too):")
     print(f"      {'[phase ]':<8} {'store method':<26} {'Table/BodyStore':<34} request")
     for op in ops:
+        if op.rest is None:
+            print_breakdown(op.name + " (service layer)", op.samples["service"])
+            continue
         print_breakdown(op.name, op.samples["rest"])
         if not same_but_auth(op):
             print_breakdown(op.name + " (service layer)", op.samples["service"])
