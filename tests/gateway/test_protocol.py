@@ -720,20 +720,19 @@ def test_large_and_unsized_bodies_go_up_whole_with_a_valid_key(
 
     small = minimal_body(fmt)
 
-    def chunks() -> Iterator[bytes]:  # no content-length: sent chunked
-        yield json.dumps(small).encode()
+    def post_unsized(secret: str) -> httpx.Response:
+        def chunks() -> Iterator[bytes]:  # no content-length: sent chunked
+            yield json.dumps(small).encode()
 
-    headers = {**auth_headers(fmt, key), "content-type": "application/json"}
-    unsized = httpx.post(
-        sqlite_gateway.url + path_of(fmt), content=chunks(), headers=headers, timeout=20.0
-    )
+        headers = {**auth_headers(fmt, secret), "content-type": "application/json"}
+        url = sqlite_gateway.url + path_of(fmt)
+        return httpx.post(url, content=chunks(), headers=headers, timeout=20.0)
+
+    unsized = post_unsized(key)
     assert unsized.status_code == 200, unsized.text
     assert [seen.json for seen in upstream.requests] == [large, small]
 
-    wrong = {**headers, **auth_headers(fmt, "mv_not_a_real_key")}
-    refused = httpx.post(
-        sqlite_gateway.url + path_of(fmt), content=chunks(), headers=wrong, timeout=20.0
-    )
+    refused = post_unsized("mv_not_a_real_key")
     assert refused.status_code == 401
     assert format_error(fmt, refused.json())["code"] == "invalid_api_key"
     assert len(upstream.requests) == 2

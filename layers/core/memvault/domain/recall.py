@@ -207,7 +207,6 @@ def assemble_recall(
     if max_notes < 1:
         return None
     predicting = isinstance(count_tokens, TokenCounter)
-    placer = _PredictingPlacer if predicting else _Placer
     summed = predicting and cast(TokenCounter, count_tokens).joins_at_tag_lines
     header_tokens = count_tokens(HEADER)
     footer_tokens = count_tokens(FOOTER)
@@ -224,22 +223,7 @@ def assemble_recall(
         # An excerpt takes at most an equal share of what is left, so one long note near
         # the top cannot crowd out the notes after it; a note that fits whole may use it all.
         sharing = min(len(notes) - index, max_notes - len(paths))
-        room, excerpt_room = remaining, remaining // sharing
-        if placements is None:
-            placed = placer(note, room, excerpt_room, count_tokens).place()
-        else:
-            key = (
-                text_digest(note.markdown),
-                note.path,
-                updated_date(note.updated_at),
-                room,
-                excerpt_room,
-                predicting,
-            )
-            found, placed = placements.lookup(key)
-            if not found:
-                placed = placer(note, room, excerpt_room, count_tokens).place()
-                placements.put(key, placed)
+        placed = _place(note, remaining, remaining // sharing, count_tokens, placements)
         if placed is None:
             continue
         elements.append(placed.element)
@@ -269,6 +253,33 @@ def assemble_recall(
 
 
 # --------------------------------------------------------------------------- one note
+
+
+def _place(
+    note: RecallNote,
+    room: int,
+    excerpt_room: int,
+    count_tokens: Callable[[str], int],
+    placements: PlacementMemo | None,
+) -> _Placed | None:
+    """``note`` placed in ``room`` (an excerpt in ``excerpt_room``), or as it was before."""
+    predicting = isinstance(count_tokens, TokenCounter)
+    placer = _PredictingPlacer if predicting else _Placer
+    if placements is None:
+        return placer(note, room, excerpt_room, count_tokens).place()
+    key = (
+        text_digest(note.markdown),
+        note.path,
+        updated_date(note.updated_at),
+        room,
+        excerpt_room,
+        predicting,
+    )
+    found, placed = placements.lookup(key)
+    if not found:
+        placed = placer(note, room, excerpt_room, count_tokens).place()
+        placements.put(key, placed)
+    return placed
 
 
 @dataclass(frozen=True, slots=True)
