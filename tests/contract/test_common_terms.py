@@ -1,7 +1,9 @@
 """Searches that leave out the account's common terms (recall's), on every backend.
 
 A term in more than a quarter of the account's notes, and in more than
-COMMON_TERM_FLOOR of them, is common; terms no note holds are left out too.
+COMMON_TERM_FLOOR of them, is common; terms no note holds are left out too. A term in
+more than 2% of them (and more than the floor) is frequent: it only adds to the score of
+the notes the message's rarer terms match.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ import zipfile
 import pytest
 
 from memvault.container import Services
-from memvault.domain.query import COMMON_TERM_FLOOR, TERM_COUNTS_MAX_AGE, TermCounts
+from memvault.domain.query import (
+    COMMON_TERM_FLOOR,
+    TERM_COUNTS_MAX_AGE,
+    TermCounts,
+    common_term_cutoff,
+    frequent_term_cutoff,
+)
 from memvault.services.context import Caller
 from memvault.services.recall import RecallService
 
@@ -107,6 +115,81 @@ def test_recall_leaves_the_messages_common_words_out(vault: Services, user: Call
     )
     assert block is not None
     assert sorted(block.paths) == sorted(f"rare/z{i}.md" for i in range(RARE_NOTES))
+
+
+# --------------------------------------------------------------------------- frequent terms
+
+# 440 notes: a term in 101 to 110 of them is frequent, not common.
+FREQUENT_VAULT_NOTES = 440
+HARBOR_NOTES = 106
+
+
+def frequent_vault() -> dict[str, str]:
+    """ "harbor" is frequent; "zephyr" is rare, and some of its notes hold "harbor" too;
+    "ubiquitous" is common."""
+    notes: dict[str, str] = {}
+    for i in range(3):
+        # z3 to z5 hold "harbor" as well; each is as long as its twin without it.
+        notes[f"rare/z{i}.md"] = "zephyr sighting placid placid " + "calm " * i
+        notes[f"rare/z{i + 3}.md"] = "zephyr sighting harbor harbor " + "calm " * i
+    for i in range(HARBOR_NOTES - 3):
+        notes[f"docks/d{i:03}.md"] = f"harbor ubiquitous quay {i}"
+    for i in range(FREQUENT_VAULT_NOTES - len(notes)):
+        notes[f"filler/f{i:03}.md"] = f"ubiquitous filler number {i}"
+    return notes
+
+
+@pytest.fixture
+def frequent(services: Services, user: Caller) -> Services:
+    import_notes(services, user, frequent_vault())
+    return services
+
+
+def scored(services: Services, user: Caller, text: str, *, skip: bool) -> dict[str, float]:
+    hits = services.vault.search(user, text, limit=50, charge=False, skip_common_terms=skip)
+    return {h.path: h.score for h in hits}
+
+
+def test_the_vault_has_a_frequent_term() -> None:
+    # The fixture's premise, so the tests below test what they say.
+    assert frequent_term_cutoff(FREQUENT_VAULT_NOTES) < HARBOR_NOTES
+    assert HARBOR_NOTES <= common_term_cutoff(FREQUENT_VAULT_NOTES) < HARBOR_NOTES + 20
+
+
+def test_a_frequent_term_scores_the_notes_rarer_terms_match_and_brings_in_none(
+    frequent: Services, user: Caller
+) -> None:
+    every_term = scored(frequent, user, "zephyr harbor", skip=False)
+    assert any(p.startswith("docks/") for p in every_term)
+    selected = scored(frequent, user, "zephyr harbor", skip=True)
+    # Only the notes holding the rare word...
+    assert sorted(selected) == sorted(f"rare/z{i}.md" for i in range(6))
+    # ...each scored as a search for both words scores it, so those with "harbor" too
+    # come first, in the same order as before.
+    for path, score in selected.items():
+        assert score == pytest.approx(every_term[path], rel=1e-6)
+    assert set(list(selected)[:3]) == {"rare/z3.md", "rare/z4.md", "rare/z5.md"}
+    assert list(selected) == [p for p in every_term if p.startswith("rare/")]
+
+
+def test_a_message_without_rarer_terms_is_matched_by_its_frequent_ones(
+    frequent: Services, user: Caller
+) -> None:
+    # "ubiquitous" is common (left out); "harbor" is the rarest word left, so it matches.
+    found = scored(frequent, user, "harbor ubiquitous nowhereword", skip=True)
+    assert len(found) == 50 and all(p.startswith(("docks/", "rare/")) for p in found)
+    assert list(found) == list(scored(frequent, user, "harbor", skip=False))
+
+
+def test_recall_leans_on_the_rarer_words_of_a_message(frequent: Services, user: Caller) -> None:
+    block = RecallService(frequent.vault).recall(
+        user, "What did I note at the harbor about a zephyr?", max_notes=10, token_budget=4000
+    )
+    assert block is not None
+    # Only the notes with the rare word, though there is room for more; those with the
+    # frequent word too come first.
+    assert sorted(block.paths) == sorted(f"rare/z{i}.md" for i in range(6))
+    assert set(block.paths[:3]) == {"rare/z3.md", "rare/z4.md", "rare/z5.md"}
 
 
 # --------------------------------------------------------------------------- remembered counts

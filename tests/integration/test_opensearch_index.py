@@ -30,7 +30,7 @@ from memvault.adapters.aws.search import (
 from memvault.domain import ranking
 from memvault.domain.markdown import SEARCH_BODY_LIMIT_BYTES
 from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
-from memvault.domain.query import search_terms
+from memvault.domain.query import TermSelection, search_terms
 from memvault.errors import InvalidInput, ServiceUnavailable
 from tests.hostile_queries import HOSTILE_QUERIES
 from tests.opensearch_node import opensearch_url, require_reason
@@ -112,7 +112,11 @@ def paths(hits: list[SearchHit]) -> list[str]:
 def relevance(ix: OpenSearchIndex, account: str, text: str, limit: int = 100) -> dict[str, float]:
     """path -> the engine's BM25 relevance alone (the same query without the multiplier)."""
     body = ix.search_body(
-        account, SearchQuery(text, limit=limit), search_terms(text), now=NOW, scored=False
+        account,
+        SearchQuery(text, limit=limit),
+        TermSelection.every(search_terms(text)),
+        now=NOW,
+        scored=False,
     )
     resp: dict[str, Any] = ix.client.search(index=ix.index, body=body, routing=account)
     return {h["_source"]["path"]: float(h["_score"]) for h in resp["hits"]["hits"]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -72,6 +74,29 @@ def test_without_common_terms_keeps_the_distinctive_terms_in_order() -> None:
     assert query.without_common_terms(["absent", "unknown"], counts, 2_500) == []
 
 
+def test_the_frequent_term_cutoff_is_two_percent_of_the_notes_above_the_same_floor() -> None:
+    assert query.frequent_term_cutoff(0) == query.COMMON_TERM_FLOOR
+    assert query.frequent_term_cutoff(5_000) == query.COMMON_TERM_FLOOR
+    assert query.frequent_term_cutoff(10_000) == 200
+    for total in (0, 99, 400, 5_000, 10_000, 1_000_000):
+        assert query.frequent_term_cutoff(total) <= query.common_term_cutoff(total)
+
+
+def test_select_terms_lets_frequent_terms_only_score_when_a_rarer_one_matches() -> None:
+    # 10,000 notes: frequent above 200, common above 2,500.
+    counts = {"rare": 3, "edge": 200, "frequent": 201, "busy": 2_500, "common": 2_501}
+    select = partial(query.select_terms, total=10_000)
+    assert select(["common", "frequent", "rare", "absent", "busy", "edge"], counts) == (
+        query.TermSelection(matching=("rare", "edge"), scoring=("frequent", "busy"))
+    )
+    # No rarer term: the frequent ones match, and failing those the common ones.
+    assert select(["frequent", "common", "absent"], counts) == query.TermSelection(("frequent",))
+    assert select(["common", "absent"], counts) == query.TermSelection(("common",))
+    assert select(["absent"], counts) == query.TermSelection(())
+    assert query.TermSelection(("a",), ("b", "c")).terms == ("a", "b", "c")
+    assert query.TermSelection.every(["x", "y"]) == query.TermSelection(("x", "y"))
+
+
 @given(st.text())
 def test_search_terms_are_plain_words(text: str) -> None:
     for term in query.search_terms(text):
@@ -136,11 +161,13 @@ def test_distinctive_terms_count_only_what_is_not_known() -> None:
         asked.append(list(unknown))
         return 1000, {t: {"the": 900, "walnut": 3}.get(t, 0) for t in unknown}
 
-    assert query.distinctive_terms("a", ["the", "walnut", "zebra"], memo, count) == ["walnut"]
-    assert query.distinctive_terms("a", ["the", "walnut", "zebra"], memo, count) == ["walnut"]
+    walnut = query.TermSelection(("walnut",))
+    assert query.distinctive_terms("a", ["the", "walnut", "zebra"], memo, count) == walnut
+    assert query.distinctive_terms("a", ["the", "walnut", "zebra"], memo, count) == walnut
     assert asked == [["the", "walnut", "zebra"], ["zebra"]]  # a zero is counted again
 
     small = query.TermCounts()
     small.remember("a", 40, {})  # known to hold fewer notes than any cutoff
-    assert query.distinctive_terms("a", ["the", "zebra"], small, count) == ["the", "zebra"]
+    every = query.TermSelection(("the", "zebra"))
+    assert query.distinctive_terms("a", ["the", "zebra"], small, count) == every
     assert len(asked) == 2  # a small vault is searched for every term, nothing counted

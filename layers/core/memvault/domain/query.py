@@ -9,12 +9,21 @@ has nothing else (so a search for "the who" still searches).
 
 Recall searches a whole message, whose common words (found in a large share of the
 vault) say little about which note it means, yet cost the most to match: both engines
-visit every note holding a term they search. A search with ``skip_common_terms`` leaves
-such terms out (``without_common_terms``): a cutoff frequency like that of Lucene's
-common-terms query, except that common terms are dropped rather than only scored. Under
-SQLite's BM25 a term in half the notes or more adds nothing to relevance anyway (its IDF
-is floored near zero), so only terms between a quarter and half of the vault change the
-ranking, and little: their weight is a fraction of a distinctive term's.
+score every note holding a term they search. A search with ``skip_common_terms`` sorts
+the message's terms by how many of the account's notes hold them (``select_terms``):
+
+- a *common* term (in more than a quarter of the notes) is left out: under SQLite's BM25
+  a term in half the notes or more adds nothing to relevance anyway (its IDF is floored
+  near zero), and one between a quarter and half adds a fraction of a rare term's weight;
+- a *frequent* term (in more than 2% of them) still adds to the score of the notes the
+  message's rarer terms match, but brings in no note by itself: Lucene's common-terms
+  query, with a cutoff twenty times as high as the 0.1% its documentation shows;
+- a term no note holds is left out: it would add nothing to any note's score.
+
+When a message has no rarer term, its frequent terms match (and failing those, its
+common ones), so a search for only common words still finds what holds them. Scores are
+the same as a search for every kept term would give the notes it matches: BM25 sums over
+terms, and each term's weight is counted over the whole vault, whatever the query's shape.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from memvault.domain.memo import Memo
 
@@ -80,6 +90,8 @@ def search_terms(text: str) -> list[str]:
 
 # A term found in more than this share of the account's notes is common...
 COMMON_TERM_SHARE = 0.25
+# ...and in more than this share, frequent...
+FREQUENT_TERM_SHARE = 0.02
 # ...provided it is in more than this many: below that, matching it costs next to nothing,
 # so a small vault is always searched for every term.
 COMMON_TERM_FLOOR = 100
@@ -88,6 +100,11 @@ COMMON_TERM_FLOOR = 100
 def common_term_cutoff(total_notes: int) -> int:
     """The most of an account's notes a term may be found in and still not be common."""
     return max(COMMON_TERM_FLOOR, int(total_notes * COMMON_TERM_SHARE))
+
+
+def frequent_term_cutoff(total_notes: int) -> int:
+    """The most of an account's notes a term may be found in and still match by itself."""
+    return max(COMMON_TERM_FLOOR, int(total_notes * FREQUENT_TERM_SHARE))
 
 
 def without_common_terms(
@@ -103,13 +120,46 @@ def without_common_terms(
     return kept or [term for term in terms if note_counts.get(term, 0) > cutoff]
 
 
+@dataclass(frozen=True, slots=True)
+class TermSelection:
+    """What a search looks for: the notes holding any of ``matching``, scored by every
+    term in ``matching`` and ``scoring`` (which adds to the score of those notes and brings
+    in none of its own)."""
+
+    matching: tuple[str, ...]
+    scoring: tuple[str, ...] = ()
+
+    @classmethod
+    def every(cls, terms: Sequence[str]) -> TermSelection:
+        """Every term matches: a plain search."""
+        return cls(tuple(terms))
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return self.matching + self.scoring
+
+
+def select_terms(terms: Sequence[str], note_counts: Mapping[str, int], total: int) -> TermSelection:
+    """``terms`` as a search that leaves out common terms (without_common_terms) and lets
+    frequent ones only score, given how many of the account's ``total`` notes hold each."""
+    kept = without_common_terms(terms, note_counts, common_term_cutoff(total))
+    frequent = frequent_term_cutoff(total)
+    matching = tuple(term for term in kept if note_counts.get(term, 0) <= frequent)
+    if not matching:
+        return TermSelection(tuple(kept))
+    return TermSelection(
+        matching, tuple(term for term in kept if note_counts.get(term, 0) > frequent)
+    )
+
+
 # Recall searches a whole message on every request, and messages share most of their
 # words: what an account's notes say about a term's frequency is remembered for
 # TERM_COUNTS_MAX_AGE seconds, so the next message rarely has anything to count. A count
-# that old can only misjudge a term whose frequency crossed the cutoff meanwhile: one
-# just grown common is still searched (a little slower), one just grown rare is still
-# left out (recall then ranks by the message's other words, as when it was common). A
-# term no note held is never remembered: a note written since must be found at once.
+# that old can only misjudge a term whose frequency crossed a cutoff meanwhile: one just
+# grown common or frequent is still searched as before (a little slower), one just grown
+# rare is still left out or only scores (recall then leans on the message's other words,
+# as when it was common). A term no note held is never remembered: a note written since
+# must be found at once.
 TERM_COUNTS_MAX_AGE = 60.0
 TERM_COUNTS_MAX_ENTRIES = 65_536
 
@@ -148,9 +198,9 @@ class TermCounts:
 
 def distinctive_terms(
     account_id: str, terms: Sequence[str], memo: TermCounts, count: TermCounter
-) -> list[str]:
-    """``terms`` less the account's common ones and those no note holds
-    (without_common_terms), counting through ``count`` only what ``memo`` does not know."""
+) -> TermSelection:
+    """``terms`` selected by how many of the account's notes hold each (select_terms),
+    counting through ``count`` only what ``memo`` does not know."""
     total, counts = memo.lookup(account_id, terms)
     unknown = [term for term in terms if term not in counts]
     if total is None or (unknown and not _small(total)):
@@ -158,8 +208,9 @@ def distinctive_terms(
         memo.remember(account_id, total, fresh)
         counts.update(fresh)
     if _small(total):
-        return list(terms)  # a small vault: no term is common, and every search is cheap
-    return without_common_terms(terms, counts, common_term_cutoff(total))
+        # A small vault: no term is common or frequent, and every search is cheap.
+        return TermSelection.every(terms)
+    return select_terms(terms, counts, total)
 
 
 def _small(total: int) -> bool:

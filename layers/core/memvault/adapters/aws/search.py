@@ -206,6 +206,20 @@ def _tag_filter(tag: str) -> str:
     return fold(tag).lstrip("#")
 
 
+def _any_term(terms: Sequence[str]) -> dict[str, Any]:
+    """Notes holding any of ``terms``, by their weighted BM25 over path/title/tags/body
+    (``most_fields``: the weighted sum over fields)."""
+    fields = [f"{name}^{weight}" for name, weight in ranking.FIELD_WEIGHTS.items()]
+    return {
+        "multi_match": {
+            "query": " ".join(terms),
+            "fields": fields,
+            "type": "most_fields",
+            "operator": "or",
+        }
+    }
+
+
 def make_client(
     url: str, *, auth: Literal["sigv4", "none"], region: str | None, timeout: float
 ) -> OpenSearch:
@@ -393,17 +407,19 @@ class OpenSearchIndex:
         terms = query_terms.search_terms(query.text)
         if not terms or query.limit <= 0:
             return []
+        selection = query_terms.TermSelection.every(terms)
         if query.skip_common_terms and len(terms) > 1:
-            terms = self._without_common_terms(account_id, terms)
-            if not terms:
+            selection = self._select_terms(account_id, terms)
+            if not selection.matching:
                 return []  # no note holds any of them
-        body = self.search_body(account_id, query, terms, now=now)
+        body = self.search_body(account_id, query, selection, now=now)
         with self._errors(searching=True):
             resp = self.client.search(index=self.index, body=body, routing=account_id)
         return [self._hit(h) for h in resp["hits"]["hits"]]
 
-    def _without_common_terms(self, account_id: str, terms: list[str]) -> list[str]:
-        """``terms`` less the account's common ones (domain.query.distinctive_terms): one
+    def _select_terms(self, account_id: str, terms: list[str]) -> query_terms.TermSelection:
+        """``terms`` less the account's common ones, its frequent ones scoring only
+        (domain.query.distinctive_terms): one
         request counts the account's notes and, per term not remembered, those holding it;
         none when every count is remembered."""
         fields = list(ranking.FIELD_WEIGHTS)
@@ -435,14 +451,14 @@ class OpenSearchIndex:
         self,
         account_id: str,
         query: SearchQuery,
-        terms: Sequence[str],
+        selection: query_terms.TermSelection,
         *,
         now: float,
         scored: bool = True,
     ) -> dict[str, Any]:
         """The request body of a search; ``scored=False`` leaves out the multiplier
         (relevance alone: what the ranking formula multiplies)."""
-        relevance = self._relevance_query(account_id, query, terms)
+        relevance = self._relevance_query(account_id, query, selection)
         if scored:
             script = {
                 "lang": "painless",
@@ -490,29 +506,24 @@ class OpenSearchIndex:
 
     # ------------------------------------------------------------------ internals
     def _relevance_query(
-        self, account_id: str, query: SearchQuery, terms: Sequence[str]
+        self, account_id: str, query: SearchQuery, selection: query_terms.TermSelection
     ) -> dict[str, Any]:
+        """BM25 relevance of the notes holding any matching term. Scoring terms are an
+        optional clause: they add their score to those notes (a bool query's score is the
+        sum of its matching clauses', as one query for every term would give) and bring in
+        none of their own, since the query has a ``must``."""
         filters: list[dict[str, Any]] = [{"term": {"account": account_id}}]
         if query.folder:
             filters.append({"prefix": {"path.keyword": {"value": query.folder}}})
         if query.tag and (tag := _tag_filter(query.tag)):
             filters.append({"term": {"tag_keys": tag}})
-        fields = [f"{name}^{weight}" for name, weight in ranking.FIELD_WEIGHTS.items()]
-        return {
-            "bool": {
-                "filter": filters,
-                "must": [
-                    {
-                        "multi_match": {
-                            "query": " ".join(terms),
-                            "fields": fields,
-                            "type": "most_fields",
-                            "operator": "or",
-                        }
-                    }
-                ],
-            }
+        relevance: dict[str, Any] = {
+            "filter": filters,
+            "must": [_any_term(selection.matching)],
         }
+        if selection.scoring:
+            relevance["should"] = [_any_term(selection.scoring)]
+        return {"bool": relevance}
 
     @staticmethod
     def _source(account_id: str, doc: SearchDoc) -> dict[str, Any]:

@@ -87,6 +87,20 @@ def _any_term(terms: Sequence[str]) -> str:
     return "{path title tags body} : (" + " OR ".join(_quote(t) for t in terms) + ")"
 
 
+def _selected(selection: query_terms.TermSelection, account_id: str) -> str:
+    """An FTS5 query for notes holding any of the selection's matching terms.
+
+    Its scoring terms are OR-ed with the account's own phrase, which every note of the
+    account holds: so they match no note of their own, yet bm25 (a sum over every phrase
+    of the query, each weighted over the whole table) adds their weight to the notes
+    that hold them. The account column weighs 0, so its phrase adds nothing.
+    """
+    matching = _any_term(selection.matching)
+    if not selection.scoring:
+        return matching
+    return f"{matching} AND ({_any_term(selection.scoring)} OR account : {_quote(account_id)})"
+
+
 def _bm25_sql() -> str:
     w = ranking.FIELD_WEIGHTS
     return f"bm25(search_fts, 0.0, {w['path']}, {w['title']}, {w['tags']}, {w['body']})"
@@ -268,17 +282,18 @@ class SqliteSearchIndex:
             # It adds exactly 0.0 to bm25 (its column's weight is 0), so scores agree.
             sole = self._sole_tenant(conn, account_id)
             tenant = "" if sole else f"account : {_quote(account_id)} AND "
+            selection = query_terms.TermSelection.every(terms)
             if query.skip_common_terms and len(terms) > 1:
-                terms = self._without_common_terms(conn, account_id, tenant, terms)
-                if not terms:
+                selection = self._select_terms(conn, account_id, tenant, terms)
+                if not selection.matching:
                     return []  # no note holds any of them
-            any_term = _any_term(terms)
-            match = tenant + any_term
+            any_term = _any_term(selection.terms)
+            match = tenant + _selected(selection, account_id)
             top = self._top(conn, account_id, query, match, now)
             # Scanning the matches once costs less than looking up each winner when each
             # lookup seeks several terms; it visits at most the matches the walk did, and
             # only this tenant's when the index holds no other.
-            scan = sole and len(terms) > 1
+            scan = sole and len(selection.terms) > 1
             rowids = [rowid for rowid, _, _ in top]
             if query.snippets:
                 rows = self._hits(conn, any_term, rowids, scan=scan)
@@ -301,12 +316,12 @@ class SqliteSearchIndex:
             if (r := rows.get(rowid)) is not None
         ]
 
-    def _without_common_terms(
+    def _select_terms(
         self, conn: sqlite3.Connection, account_id: str, tenant: str, terms: list[str]
-    ) -> list[str]:
-        """``terms`` less those no note holds and the account's common ones
-        (domain.query.distinctive_terms). ``tenant`` is the match's tenant clause, ""
-        when the index holds this account alone.
+    ) -> query_terms.TermSelection:
+        """``terms`` less those no note holds and the account's common ones, its frequent
+        ones scoring only (domain.query.distinctive_terms). ``tenant`` is the match's
+        tenant clause, "" when the index holds this account alone.
 
         Each term's notes are counted only up to one past the cutoff, so telling that a
         term is common costs a fraction of matching it."""
