@@ -28,8 +28,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
     gateway = getattr(app.state, "gateway", None)
     if gateway is not None:
-        # Mangum runs lifespan around every invocation: the client is re-made on next use.
-        await gateway.upstream.aclose()
+        # Mangum runs lifespan around every invocation: both are re-made on next use.
+        await gateway.aclose()
 
 
 def create_app(

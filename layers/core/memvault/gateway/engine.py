@@ -33,11 +33,12 @@ from memvault.gateway.planning import (
     injected_tokens,
     plan_request,
 )
-from memvault.gateway.rounds import RoundState, check_ceiling, run_in_thread, writes_only
+from memvault.gateway.rounds import RoundState, check_ceiling, run_calls, writes_only
 from memvault.gateway.sse import MalformedStream, encode_comment, parse_events
 from memvault.gateway.tokens import estimate_request_tokens
 from memvault.gateway.upstream import ClientError, Timer, UpstreamClient
 from memvault.gateway.wire import parse_object
+from memvault.gateway.worker import GatewayWorker
 from memvault.services.billing import BillingService
 from memvault.services.recall import RecallService
 from memvault.tools import MAX_TOOL_ROUNDS
@@ -97,6 +98,7 @@ class Gateway:
         self.services = services
         self.upstream = upstream or UpstreamClient(services.settings)
         self.recaller = RecallService(services.vault)
+        self.worker = GatewayWorker()
 
     # ------------------------------------------------------------------ entry
     async def handle(
@@ -114,9 +116,7 @@ class Gateway:
         is told about the key. ``timer`` starts when the request arrives, so the overhead
         header counts the key check and body parsing too."""
         timer = timer or Timer()
-        exchange = await asyncio.to_thread(
-            self._prepare, api, authenticate, raw_body, headers, timer
-        )
+        exchange = await self.worker.run(self._prepare, api, authenticate, raw_body, headers, timer)
         if exchange.plan.body.get("stream") is True:
             return await self._stream(exchange)
         try:
@@ -129,6 +129,12 @@ class Gateway:
         # not wait for the bookkeeping.
         response.background = BackgroundTask(self._close, exchange)
         return response
+
+    async def aclose(self) -> None:
+        """Close the upstream client and let the worker thread end; both start again on
+        next use (Mangum runs the app's lifespan around every invocation)."""
+        await self.upstream.aclose()
+        self.worker.close()
 
     async def models(self, api: ApiFormat, headers: dict[str, str]) -> Response:
         answer = await self.upstream.models(api, headers)
@@ -214,9 +220,11 @@ class Gateway:
         if turn.client_calls or not ex.rounds.rounds_left:
             if not turn.client_calls:
                 ex.plan.notices.append(ROUNDS_RAN_OUT)
-            await run_in_thread(self.services, ex.rounds, writes_only(memory, ex.rounds))
+            await self.worker.run(
+                run_calls, self.services, ex.rounds, writes_only(memory, ex.rounds)
+            )
             return None
-        outcomes = await run_in_thread(self.services, ex.rounds, memory)
+        outcomes = await self.worker.run(run_calls, self.services, ex.rounds, memory)
         ex.rounds.rounds += 1
         next_body = ex.api.continued(body, turn, outcomes)
         if not ex.next_round_fits(next_body):
@@ -365,7 +373,7 @@ class Gateway:
             overhead_ms=round(ex.timer.overhead_ms()),
         )
         billing = self.services.billing
-        await asyncio.to_thread(_settle_and_record, billing, ex.reservation, cost, record)
+        await self.worker.run(_settle_and_record, billing, ex.reservation, cost, record)
         log.info(
             "gateway request",
             extra={

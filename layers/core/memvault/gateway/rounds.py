@@ -14,7 +14,6 @@ The rules (vault-gateway spec, "How the tool rounds work"):
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -83,9 +82,3 @@ def writes_only(calls: list[ToolCall], state: RoundState) -> list[ToolCall]:
     kept = [call for call in calls if call.name not in READ_ONLY_TOOLS]
     state.dropped_reads += len(calls) - len(kept)
     return kept
-
-
-async def run_in_thread(
-    services: Services, state: RoundState, calls: list[ToolCall]
-) -> list[ToolOutcome]:
-    return await asyncio.to_thread(run_calls, services, state, calls)
