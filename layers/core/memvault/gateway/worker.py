@@ -5,8 +5,9 @@ and planning (recall included) before dispatch; memory tool calls between rounds
 settling with the usage record after the answer. On the default pool, one request's
 settlement (sent off once the client has its answer) and the next request's planning
 ran on two threads at once, contending for the GIL and each reading through its own
-SQLite connection. Run one after the other on one thread, a new message's planning was
-0.2-0.8 ms faster (interleaved A/B against the same vault, bench/README.md).
+SQLite connection. Run one after the other on one thread, a request with a new message
+took about 0.2 ms less end to end (eight interleaved A/B comparisons against the same
+vault, from 0.47 ms less to 0.20 ms more; bench/README.md).
 
 One thread must not make requests wait on each other, though: a call finding the thread
 busy with one call and another already waiting runs on the default pool instead. So
