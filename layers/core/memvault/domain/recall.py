@@ -206,6 +206,8 @@ def assemble_recall(
     """
     if max_notes < 1:
         return None
+    # Checked once: an isinstance against a runtime-checkable protocol inspects every
+    # member (about 15 µs), which once per note was most of a recalled block's assembly.
     predicting = isinstance(count_tokens, TokenCounter)
     summed = predicting and cast(TokenCounter, count_tokens).joins_at_tag_lines
     header_tokens = count_tokens(HEADER)
@@ -223,7 +225,7 @@ def assemble_recall(
         # An excerpt takes at most an equal share of what is left, so one long note near
         # the top cannot crowd out the notes after it; a note that fits whole may use it all.
         sharing = min(len(notes) - index, max_notes - len(paths))
-        placed = _place(note, remaining, remaining // sharing, count_tokens, placements)
+        placed = _place(note, remaining, remaining // sharing, count_tokens, placements, predicting)
         if placed is None:
             continue
         elements.append(placed.element)
@@ -261,9 +263,10 @@ def _place(
     excerpt_room: int,
     count_tokens: Callable[[str], int],
     placements: PlacementMemo | None,
+    predicting: bool,
 ) -> _Placed | None:
-    """``note`` placed in ``room`` (an excerpt in ``excerpt_room``), or as it was before."""
-    predicting = isinstance(count_tokens, TokenCounter)
+    """``note`` placed in ``room`` (an excerpt in ``excerpt_room``), or as it was before;
+    ``predicting``: whether ``count_tokens`` is a TokenCounter."""
     placer = _PredictingPlacer if predicting else _Placer
     if placements is None:
         return placer(note, room, excerpt_room, count_tokens).place()
