@@ -419,9 +419,8 @@ class OpenSearchIndex:
 
     def _select_terms(self, account_id: str, terms: list[str]) -> query_terms.TermSelection:
         """``terms`` less the account's common ones, its frequent ones scoring only
-        (domain.query.distinctive_terms): one
-        request counts the account's notes and, per term not remembered, those holding it;
-        none when every count is remembered."""
+        (domain.query.distinctive_terms): one request counts the account's notes and, per
+        term not remembered, those holding it; none when every count is remembered."""
         fields = list(ranking.FIELD_WEIGHTS)
 
         def count(unknown: list[str], _total: int | None) -> tuple[int, dict[str, int]]:
