@@ -144,6 +144,33 @@ def prepare_vault(data_dir: Path, notes: int) -> tuple[dict[str, str], list[str]
     return keys, queries
 
 
+def serve_memvault(
+    data_dir: Path, upstream_url: str, source_tree: Path | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`memvault serve` on ``data_dir`` in front of the upstream, up and answering; with
+    ``source_tree``, that tree's layers/core first on PYTHONPATH (another build)."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "MEMVAULT_DATA_DIR": str(data_dir),
+        "MEMVAULT_OPENAI_BASE_URL": upstream_url + "/v1",
+        "MEMVAULT_OPENAI_API_KEY": "sk-bench",
+        "MEMVAULT_BUDGET_PER_MINUTE": "1e12",
+        "MEMVAULT_BUDGET_BURST": "1e12",
+    }
+    if source_tree is not None:
+        env["PYTHONPATH"] = str(source_tree.resolve() / "layers" / "core")
+    proc = subprocess.Popen(
+        [str(REPO / ".venv/bin/memvault"), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_until_up(url, proc)
+    return proc, url
+
+
 def body(question: str, *, stream: bool) -> dict[str, Any]:
     return {
         "model": MODEL,
@@ -197,24 +224,8 @@ def run(
             procs.append(upstream)
             assert upstream.stdout is not None
             upstream_url = upstream.stdout.readline().decode().strip()
-            port = free_port()
-            env = {
-                **os.environ,
-                "MEMVAULT_DATA_DIR": str(data_dir),
-                "MEMVAULT_OPENAI_BASE_URL": upstream_url + "/v1",
-                "MEMVAULT_OPENAI_API_KEY": "sk-bench",
-                "MEMVAULT_BUDGET_PER_MINUTE": "1e12",
-                "MEMVAULT_BUDGET_BURST": "1e12",
-            }
-            gateway = subprocess.Popen(
-                [str(REPO / ".venv/bin/memvault"), "serve", "--port", str(port)],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+            gateway, gateway_url = serve_memvault(data_dir, upstream_url)
             procs.append(gateway)
-            gateway_url = f"http://127.0.0.1:{port}"
-            wait_until_up(gateway_url, gateway)
             log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")
             out = measure(upstream_url, gateway_url, keys, queries, reps, warmup)
             if agent_steps > 1:

@@ -21,7 +21,6 @@ PYTHONPATH of `memvault serve`, with this checkout's virtualenv.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -35,34 +34,11 @@ from gateway import (
     REPO,
     UPSTREAM_SCRIPT,
     body,
-    free_port,
     percentile,
     prepare_vault,
+    serve_memvault,
     timed,
-    wait_until_up,
 )
-
-
-def serve(tree: Path, data_dir: Path, upstream_url: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(tree.resolve() / "layers" / "core"),
-        "MEMVAULT_DATA_DIR": str(data_dir),
-        "MEMVAULT_OPENAI_BASE_URL": upstream_url + "/v1",
-        "MEMVAULT_OPENAI_API_KEY": "sk-bench",
-        "MEMVAULT_BUDGET_PER_MINUTE": "1e12",
-        "MEMVAULT_BUDGET_BURST": "1e12",
-    }
-    proc = subprocess.Popen(
-        [str(REPO / ".venv/bin/memvault"), "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until_up(url, proc)
-    return proc, url
 
 
 def main() -> None:
@@ -90,7 +66,7 @@ def main() -> None:
             for name, tree in builds.items():
                 data = Path(tmp) / name
                 shutil.copytree(source / "data", data)
-                proc, url = serve(tree, data, upstream_url)
+                proc, url = serve_memvault(data, upstream_url, tree)
                 procs.append(proc)
                 clients[name] = httpx.Client(
                     base_url=url, headers={"Authorization": f"Bearer {keys['recall']}"}
