@@ -47,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -145,10 +145,14 @@ def prepare_vault(data_dir: Path, notes: int) -> tuple[dict[str, str], list[str]
 
 
 def serve_memvault(
-    data_dir: Path, upstream_url: str, source_tree: Path | None = None
+    data_dir: Path,
+    upstream_url: str,
+    source_tree: Path | None = None,
+    command: Callable[[int], list[str]] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """`memvault serve` on ``data_dir`` in front of the upstream, up and answering; with
-    ``source_tree``, that tree's layers/core first on PYTHONPATH (another build)."""
+    ``source_tree``, that tree's layers/core first on PYTHONPATH (another build); with
+    ``command``, the command line it gives for the port instead of `memvault serve`."""
     port = free_port()
     env = {
         **os.environ,
@@ -160,8 +164,13 @@ def serve_memvault(
     }
     if source_tree is not None:
         env["PYTHONPATH"] = str(source_tree.resolve() / "layers" / "core")
+    argv = (
+        command(port)
+        if command is not None
+        else [str(REPO / ".venv/bin/memvault"), "serve", "--port", str(port)]
+    )
     proc = subprocess.Popen(
-        [str(REPO / ".venv/bin/memvault"), "serve", "--port", str(port)],
+        argv,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -41,10 +41,9 @@ from gateway import (
     REPO,
     UPSTREAM_SCRIPT,
     body,
-    free_port,
     prepare_vault,
+    serve_memvault,
     timed,
-    wait_until_up,
 )
 
 PATH_HEADER = "x-bench-path"
@@ -220,23 +219,12 @@ def main() -> None:
             procs.append(upstream)
             assert upstream.stdout is not None
             upstream_url = upstream.stdout.readline().decode().strip()
-            port = free_port()
-            server = subprocess.Popen(
-                [sys.executable, __file__, "--serve", str(port), str(out)],
-                env={
-                    **os.environ,
-                    "MEMVAULT_DATA_DIR": str(data_dir),
-                    "MEMVAULT_OPENAI_BASE_URL": upstream_url + "/v1",
-                    "MEMVAULT_OPENAI_API_KEY": "sk-bench",
-                    "MEMVAULT_BUDGET_PER_MINUTE": "1e12",
-                    "MEMVAULT_BUDGET_BURST": "1e12",
-                },
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+            server, gateway_url = serve_memvault(
+                data_dir,
+                upstream_url,
+                command=lambda port: [sys.executable, __file__, "--serve", str(port), str(out)],
             )
             procs.append(server)
-            gateway_url = f"http://127.0.0.1:{port}"
-            wait_until_up(gateway_url, server)
             measured = drive(upstream_url, gateway_url, keys, queries, args.reps, args.warmup)
             server.terminate()
             server.wait(timeout=10)
