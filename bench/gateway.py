@@ -144,6 +144,17 @@ def prepare_vault(data_dir: Path, notes: int) -> tuple[dict[str, str], list[str]
     return keys, queries
 
 
+def start_upstream() -> tuple[subprocess.Popen[bytes], str]:
+    """The scripted upstream in its own process, answering; and its base URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(REPO))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().decode().strip()
+
+
 def serve_memvault(
     data_dir: Path,
     upstream_url: str,
@@ -225,14 +236,8 @@ def run(
         with tempfile.TemporaryDirectory(prefix="memvault-bench-gateway-") as tmp:
             data_dir = Path(tmp) / "data"
             keys, queries = prepare_vault(data_dir, notes)
-            upstream = subprocess.Popen(
-                [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(REPO))],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            upstream, upstream_url = start_upstream()
             procs.append(upstream)
-            assert upstream.stdout is not None
-            upstream_url = upstream.stdout.readline().decode().strip()
             gateway, gateway_url = serve_memvault(data_dir, upstream_url)
             procs.append(gateway)
             log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")

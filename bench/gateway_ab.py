@@ -24,19 +24,17 @@ import argparse
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import httpx
 
 from gateway import (
-    REPO,
-    UPSTREAM_SCRIPT,
     body,
     percentile,
     prepare_vault,
     serve_memvault,
+    start_upstream,
     timed,
 )
 
@@ -54,14 +52,8 @@ def main() -> None:
         try:
             source = Path(tmp) / "source"
             keys, queries = prepare_vault(source / "data", args.notes)
-            upstream = subprocess.Popen(
-                [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(REPO))],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            upstream, upstream_url = start_upstream()
             procs.append(upstream)
-            assert upstream.stdout is not None
-            upstream_url = upstream.stdout.readline().decode().strip()
             clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
             for name, tree in builds.items():
                 data = Path(tmp) / name

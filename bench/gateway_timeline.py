@@ -38,11 +38,10 @@ from typing import Any
 import httpx
 
 from gateway import (
-    REPO,
-    UPSTREAM_SCRIPT,
     body,
     prepare_vault,
     serve_memvault,
+    start_upstream,
     timed,
 )
 
@@ -211,14 +210,8 @@ def main() -> None:
         try:
             data_dir, out = Path(tmp) / "data", Path(tmp) / "timelines.json"
             keys, queries = prepare_vault(data_dir, args.notes)
-            upstream = subprocess.Popen(
-                [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(REPO))],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            upstream, upstream_url = start_upstream()
             procs.append(upstream)
-            assert upstream.stdout is not None
-            upstream_url = upstream.stdout.readline().decode().strip()
             server, gateway_url = serve_memvault(
                 data_dir,
                 upstream_url,
