@@ -2,8 +2,11 @@
 
 Every failure a user can cause or meet is one of these classes. Each carries a
 stable machine-readable ``code`` and a human message; the *kind* of error (its
-class) decides the HTTP status in exactly one place, ``memvault.api.errors``.
-Domain and service code raise these and never think about HTTP.
+class) decides the HTTP status in exactly one place, ``STATUS_BY_ERROR`` below. Every
+HTTP edge asks it through ``status_for``: the REST API's handlers (``memvault.api.errors``
+renders the body), MCP's refusals and the gateway's usage records. Domain and service
+code raise these and never think about HTTP; the table is plain numbers, so this module
+imports no web framework.
 """
 
 from __future__ import annotations
@@ -110,3 +113,29 @@ class UpstreamTimeout(UpstreamFailed):
     """The model provider did not answer in time."""
 
     default_code = "upstream_timeout"
+
+
+# Most specific class first: the first isinstance match wins.
+STATUS_BY_ERROR: list[tuple[type[MemvaultError], int]] = [
+    (InvalidInput, 400),
+    (Unauthenticated, 401),
+    (PaymentRequired, 402),
+    (PermissionDenied, 403),
+    (NotFound, 404),
+    (Conflict, 409),
+    (TooLarge, 413),
+    (QuotaExceeded, 413),
+    (Unprocessable, 422),
+    (RateLimited, 429),
+    (ServiceUnavailable, 503),
+    (UpstreamTimeout, 504),
+    (UpstreamFailed, 502),
+]
+
+
+def status_for(exc: MemvaultError) -> int:
+    """The HTTP status for an error of this kind; 500 for one the table does not name."""
+    for cls, status in STATUS_BY_ERROR:
+        if isinstance(exc, cls):
+            return status
+    return 500

@@ -1,4 +1,8 @@
-"""The one mapping from domain errors to HTTP responses.
+"""How the REST API renders errors: domain errors, validation and routing failures as JSON.
+
+The status of a domain error comes from ``memvault.errors.status_for`` (the one table of
+error kinds to statuses, shared with MCP and the gateway); this module only shapes the
+response around it.
 
 Every error body is exactly ``{"error": {"type", "code", "message"}}``: no other keys,
 whatever the error carries (its details are for logs and other surfaces). Handlers never
@@ -19,23 +23,6 @@ from memvault import errors
 
 log = logging.getLogger("memvault.api")
 
-# Most specific class first: the first isinstance match wins.
-STATUS_BY_ERROR: list[tuple[type[errors.MemvaultError], int]] = [
-    (errors.InvalidInput, 400),
-    (errors.Unauthenticated, 401),
-    (errors.PaymentRequired, 402),
-    (errors.PermissionDenied, 403),
-    (errors.NotFound, 404),
-    (errors.Conflict, 409),
-    (errors.TooLarge, 413),
-    (errors.QuotaExceeded, 413),
-    (errors.Unprocessable, 422),
-    (errors.RateLimited, 429),
-    (errors.ServiceUnavailable, 503),
-    (errors.UpstreamTimeout, 504),
-    (errors.UpstreamFailed, 502),
-]
-
 _HTTP_TYPES = {
     400: ("invalid_request", "bad_request"),
     401: ("authentication_error", "unauthenticated"),
@@ -45,13 +32,6 @@ _HTTP_TYPES = {
     413: ("payload_too_large", "too_large"),
     415: ("invalid_request", "unsupported_media_type"),
 }
-
-
-def status_for(exc: errors.MemvaultError) -> int:
-    for cls, status in STATUS_BY_ERROR:
-        if isinstance(exc, cls):
-            return status
-    return 500
 
 
 def error_body(type_: str, code: str, message: str) -> dict[str, Any]:
@@ -65,7 +45,7 @@ class ErrorShape(Protocol):
 
 
 def error_response(exc: errors.MemvaultError, shape: ErrorShape | None = None) -> JSONResponse:
-    status = status_for(exc)
+    status = errors.status_for(exc)
     headers: dict[str, str] = {}
     if isinstance(exc, errors.RateLimited):
         headers["Retry-After"] = str(int(exc.retry_after))

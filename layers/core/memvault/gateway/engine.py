@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from memvault.container import Services
 from memvault.domain.models import ApiKey, Reservation, UsageRecord
 from memvault.domain.pricing import ModelPrice, cost_micros, reservation_micros
-from memvault.errors import MemvaultError, UpstreamFailed
+from memvault.errors import MemvaultError, UpstreamFailed, status_for
 from memvault.gateway.formats.base import ApiFormat, Json, MalformedResponse, Turn, Usage
 from memvault.gateway.planning import (
     RESERVATION_REACHED,
@@ -416,8 +416,6 @@ def _malformed(exc: MalformedStream) -> UpstreamFailed:
 
 
 def _failure_status(exc: BaseException) -> tuple[int, str]:
-    from memvault.api.errors import status_for
-
     if isinstance(exc, MemvaultError):
         return status_for(exc), exc.code
     if isinstance(exc, asyncio.CancelledError | GeneratorExit):

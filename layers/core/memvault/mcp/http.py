@@ -67,10 +67,15 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from memvault.api.deps import MAX_REQUEST_BYTES, authenticate, read_body
-from memvault.api.errors import status_for
 from memvault.container import Services
 from memvault.domain.models import ApiKey
-from memvault.errors import MemvaultError, PermissionDenied, TooLarge, Unauthenticated
+from memvault.errors import (
+    MemvaultError,
+    PermissionDenied,
+    TooLarge,
+    Unauthenticated,
+    status_for,
+)
 from memvault.mcp.server import RequestIdentity, build_server, caller_of_request
 from memvault.services.context import Caller, Surface
 
