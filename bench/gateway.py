@@ -395,7 +395,7 @@ def measure_agent_steps(
 def conversation_history(gen: VaultGenerator, target_tokens: int) -> list[dict[str, Any]]:
     """An agent's long history: alternating user and assistant turns of note-sized text
     (the synthetic vault's own notes), until it holds about ``target_tokens``."""
-    from memvault.gateway.tokens import count_tokens
+    from memvault.tokens import count_tokens
 
     history: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent."}]
     total = 0

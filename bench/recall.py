@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from memvault.domain.recall import RecallNote, assemble_recall
-from memvault.gateway.tokens import count_tokens, estimate_request_tokens
+from memvault.tokens import count_tokens, estimate_request_tokens
 from synth import VaultGenerator
 
 SYNTH_SETS = 40  # recall sets of five consecutive synthetic notes

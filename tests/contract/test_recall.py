@@ -11,7 +11,6 @@ import pytest
 from memvault.container import Services
 from memvault.domain.budgets import Bucket
 from memvault.errors import MemvaultError, RateLimited, ServiceUnavailable
-from memvault.gateway.tokens import count_tokens
 from memvault.services.context import Caller
 from memvault.services.recall import (
     MAX_QUERY_CHARS,
@@ -19,6 +18,7 @@ from memvault.services.recall import (
     RecallService,
     new_recall_memo,
 )
+from memvault.tokens import count_tokens
 from tests.contract.test_common_terms import import_notes
 
 NOTE_TAG_RE = re.compile(r'<note path="([^"]*)" updated="([^"]*)"( excerpt="true")?>')

@@ -76,7 +76,7 @@ def test_recall_respects_the_keys_note_count_and_token_budget(
     block = upstream.requests[0].json["messages"][-1]["content"]
     assert 1 <= int(raw.headers["x-memory-recalled"]) <= 3
     assert block.count("<note ") == int(raw.headers["x-memory-recalled"])
-    from memvault.gateway.tokens import count_tokens
+    from memvault.tokens import count_tokens
 
     assert count_tokens(block.rpartition("\n\n")[0]) <= 500
 

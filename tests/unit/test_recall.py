@@ -22,7 +22,7 @@ from memvault.domain.recall import (
     recall_text,
     updated_date,
 )
-from memvault.gateway.tokens import count_tokens
+from memvault.tokens import count_tokens
 
 NOW = 1_780_000_000.0  # 2026-05-28 UTC
 ELEMENT_RE = re.compile(

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memvault.gateway import tokens
-from memvault.gateway.tokens import IMAGE_TOKENS, count_tokens, estimate_request_tokens
+from memvault import tokens
+from memvault.tokens import IMAGE_TOKENS, count_tokens, estimate_request_tokens
 
 PROSE = "The launch moved to Friday; the checklist lives in [[Checklist]]. "
 

@@ -38,7 +38,7 @@ kind would. A cut never falls inside a [[wikilink]] or a `code span`, and since 
 cut before it is escaped, never inside an entity. A note without room for even
 MIN_EXCERPT_TOKENS of content is skipped; later, smaller notes may still fit.
 
-Recall runs before every gateway request, so with a TokenCounter (gateway.tokens'
+Recall runs before every gateway request, so with a TokenCounter (memvault.tokens'
 count_tokens) it counts little: an excerpt's count is predicted from one tokenization of
 the part of the note that can fit and only the chosen excerpt is counted, a note far too
 long to fit whole is not counted whole, and the block is not counted again. A plain
@@ -126,7 +126,7 @@ class RecallBlock:
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """A counter that can also bound a count and locate tokens (gateway.tokens'
+    """A counter that can also bound a count and locate tokens (memvault.tokens'
     count_tokens is one). With it an excerpt's count is predicted from one tokenization
     of the note and only the chosen excerpt is counted; with a plain callable every
     candidate cut is counted. Both keep the same guarantees."""

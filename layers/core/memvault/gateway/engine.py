@@ -35,12 +35,12 @@ from memvault.gateway.planning import (
 )
 from memvault.gateway.rounds import RoundState, check_ceiling, run_calls, writes_only
 from memvault.gateway.sse import MalformedStream, encode_comment, parse_events
-from memvault.gateway.tokens import estimate_request_tokens
 from memvault.gateway.upstream import ClientError, Timer, UpstreamClient
 from memvault.gateway.wire import parse_object
 from memvault.gateway.worker import GatewayWorker
 from memvault.services.billing import BillingService
 from memvault.services.recall import RecallService
+from memvault.tokens import estimate_request_tokens
 from memvault.tools import MAX_TOOL_ROUNDS
 
 log = logging.getLogger("memvault.gateway")

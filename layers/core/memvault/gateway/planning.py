@@ -25,9 +25,9 @@ from memvault.domain.models import ApiKey
 from memvault.domain.recall import RecallBlock
 from memvault.gateway.formats.base import MEMORY_TOOL_NAMES, ApiFormat, Json
 from memvault.gateway.formats.openai import OpenAIChat
-from memvault.gateway.tokens import count_tokens
 from memvault.services.context import Caller, Surface
 from memvault.services.recall import RecallService
+from memvault.tokens import count_tokens
 from memvault.tools import TOOLS, VAULT_INSTRUCTIONS
 
 log = logging.getLogger("memvault.gateway")

@@ -31,9 +31,9 @@ from memvault.domain.recall import (
     assemble_recall,
     new_placement_memo,
 )
-from memvault.gateway.tokens import recall_count_tokens as default_count_tokens
 from memvault.services.context import Caller
 from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService
+from memvault.tokens import recall_count_tokens as default_count_tokens
 
 # Only this much of the message is the query. Search keeps at most 64 distinct terms
 # (domain.query.MAX_TERMS), which a few hundred words already supply, so a longer query
