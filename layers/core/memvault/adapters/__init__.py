@@ -1,0 +1,1 @@
+"""Adapters: the implementations of memvault.ports, one subpackage per backend (sqlite, aws)."""

@@ -1,0 +1,1 @@
+"""The HTTP application: the FastAPI app, request dependencies, schemas and error rendering."""

@@ -1,0 +1,1 @@
+"""The behaviour every surface calls: vault, accounts, transfer, indexing, recall, billing."""
