@@ -1,6 +1,6 @@
 """The memory tools, defined once for every surface that offers them to a model.
 
-MCP (``memvault.mcp``) serves them today; the inference gateway's tool rounds will run
+MCP (``memvault.mcp``) serves them, and the inference gateway's tool rounds run
 the very same definitions. Nothing here knows about a transport.
 """
 
