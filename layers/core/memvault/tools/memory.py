@@ -1,6 +1,6 @@
 """The six memory tools: names, descriptions, input schemas and one executor.
 
-Every surface that hands these tools to a model (MCP today, the gateway's tool rounds
+Every surface that hands these tools to a model (MCP, and the gateway's tool
 rounds) takes them from here, so their names, schemas and behaviour are identical
 wherever a model meets them. The executor calls ``VaultService`` and nothing else:
 budgets, size limits, quotas and write screening are the service's, shared with REST,
