@@ -1,7 +1,7 @@
 """MCP vs REST: the same search through /mcp (tools/call memory_search) and GET /v1/search.
 
-    .venv/bin/python bench/mcp.py                 # 1k notes, ~1 min
-    .venv/bin/python bench/mcp.py --reps 20 --json
+    .venv/bin/python bench/mcp_bench.py           # 1k notes, ~1 min
+    .venv/bin/python bench/mcp_bench.py --reps 20 --json
 
 One synthetic vault (bench/synth.py, 1k notes of ~5 kB, loaded through
 TransferService.import_zip) on the embedded backend, served by one real uvicorn server
