@@ -1089,13 +1089,13 @@ class DynamoVaultStore:
         if unknown:
             self.bodies.delete_versions_quietly(plan.account_id, unknown)
 
-    # ------------------------------------------------------------------ retention (SAM issue)
+    # ------------------------------------------------------------------ retention sweep
     # Tombstones carry the "recent" GSI's key attributes under DELETED#<shard> partitions
     # (``_deleted_index``), so the nightly sweep finds the notes deleted before a cutoff
     # across every account with bounded queries (one per shard, reading only what is due)
     # instead of a table scan, and with no new GSI: "DELETED#..." never equals an
     # account's "A#..." partition, so recent_notes never sees a tombstone. Tombstones
-    # written before this carry no index entry; `memvault purge` still removes them.
+    # written before this carry no index entry; purging the note's history still removes them.
     def purge_deleted_before(self, cutoff: float, limit: int = 500) -> int:
         due: list[Item] = []
         for shard in range(DELETED_SHARDS):

@@ -770,7 +770,7 @@ class SqliteVaultStore:
         )
         return [r["account_id"] for r in rows]
 
-    # ------------------------------------------------------------------ retention (SAM issue)
+    # ------------------------------------------------------------------ retention sweep
     def purge_deleted_before(self, cutoff: float, limit: int = 500) -> int:
         with self.db.transaction() as conn:
             # A partial index holds only deleted rows, so the nightly sweep reads what is
