@@ -10,8 +10,8 @@ so the cold start never imports the MCP SDK or the management routers.
 
 from __future__ import annotations
 
-from memvault.adapters.aws.lambda_boot import boot_services
 from memvault.api.app import create_inference_app
+from memvault.lambda_boot import boot_services
 
 # Built once when uvicorn imports this module (the function's cold start).
 services = boot_services()

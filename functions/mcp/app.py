@@ -2,7 +2,8 @@
 
 Mangum adapts API Gateway REST proxy events (responses are buffered: memvault's MCP
 answers JSON, never an event stream). memvault's MCP never starts the SDK's session
-manager, so Mangum running the lifespan around every invocation is harmless.
+manager, so Mangum running the lifespan around every invocation is harmless. Logs,
+metrics and traces as for the management function (memvault.lambda_powertools).
 
 The Host check (DNS rebinding protection) must allow the API's execute-api name. The
 template cannot pass it in: the API's definition refers to this function, so the
@@ -14,36 +15,22 @@ event and the app is built then (services are built at cold start as usual).
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import replace
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
-from memvault.adapters.aws.lambda_boot import boot_services
 from memvault.api.app import Surface, create_app
 from memvault.container import Services
+from memvault.lambda_boot import boot_services
+from memvault.lambda_powertools import Powertools
 from memvault.settings import Settings
 
 SURFACES: tuple[Surface, ...] = ("mcp",)
 
-logger = Logger(service="memvault-mcp")
-metrics = Metrics(namespace="memvault", service="mcp")
-tracer = Tracer(service="memvault-mcp")
-
-
-class _CorrelationFilter(logging.Filter):
-    """Stamps memvault's own log records with the invocation's correlation id."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.correlation_id = logger.get_correlation_id()
-        return True
-
+powertools = Powertools("mcp")
 
 services = boot_services()
 _asgi: Mangum | None = None
@@ -65,18 +52,14 @@ def _app_for(event: dict[str, Any], svc: Services) -> Mangum:
             hosts.append(host)
         settings: Settings = svc.settings.model_copy(update={"mcp_allowed_hosts": ",".join(hosts)})
         app = create_app(replace(svc, settings=settings), surfaces=SURFACES)
-        for handler_ in logging.getLogger("memvault").handlers:
-            handler_.addFilter(_CorrelationFilter())
+        powertools.correlate_memvault_logs()
         _asgi = Mangum(app, lifespan="auto", api_gateway_base_path="/")
     return _asgi
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    metrics.add_metric(name="Invocations", unit=MetricUnit.Count, value=1)
+def _respond(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     response: dict[str, Any] = _app_for(event, services)(event, context)  # type: ignore[arg-type]
-    if int(response.get("statusCode", 500)) >= 500:
-        metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
     return response
+
+
+handler = powertools.api_gateway_handler(_respond)

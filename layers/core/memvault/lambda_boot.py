@@ -5,6 +5,9 @@ Secrets Manager; the search index is created if this is the stack's first start 
 the functions' roles may reach the OpenSearch domain, so a deployer's shell cannot do
 it); then the services are built as for any other process. Entrypoints under
 functions/ call ``boot_services`` at import time, so a warm function reuses all of it.
+
+A composition root, beside ``container`` (which it ends in): it decides what a process
+does before serving, so it lives above the adapters it calls rather than among them.
 """
 
 from __future__ import annotations
