@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from mangum import Mangum
 
-from memvault.api.app import Surface, create_app
+from memvault.api.app import create_app
 from memvault.lambda_boot import boot_services
 from memvault.lambda_powertools import Powertools
+from memvault.surfaces import Surface
 
 SURFACES: tuple[Surface, ...] = ("management",)
 

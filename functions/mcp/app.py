@@ -22,11 +22,12 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
-from memvault.api.app import Surface, create_app
+from memvault.api.app import create_app
 from memvault.container import Services
 from memvault.lambda_boot import boot_services
 from memvault.lambda_powertools import Powertools
 from memvault.settings import Settings
+from memvault.surfaces import Surface
 
 SURFACES: tuple[Surface, ...] = ("mcp",)
 

@@ -1,4 +1,8 @@
-"""Request dependencies: the services bundle and the authenticated caller."""
+"""Request dependencies: the services bundle and the authenticated caller.
+
+Taking the key and reading the body capped are shared with MCP (``memvault.http_edge``);
+this module turns them into FastAPI dependencies and the REST routes' order of checks.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +17,10 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from memvault.container import Services
-from memvault.domain.models import MAX_NOTE_BYTES, ApiKey
-from memvault.errors import InvalidInput, InvalidPath, TooLarge, Unauthenticated
+from memvault.domain.models import ApiKey
+from memvault.errors import InvalidInput, InvalidPath
+from memvault.http_edge import MAX_REQUEST_BYTES, authenticate, read_body
 from memvault.services.context import Caller, Surface
-
-# The largest request body the JSON routes read. A note is at most 1 MiB of markdown,
-# and JSON escaping can make that several times longer ("\u0001" is six bytes for one).
-MAX_REQUEST_BYTES = 8 * MAX_NOTE_BYTES
 
 _KEY_STATE = "memvault_api_key"
 
@@ -35,25 +36,6 @@ def services(request: Request) -> Services:
 
 
 ServicesDep = Annotated[Services, Depends(services)]
-
-
-def bearer_secret(authorization: str | None, x_api_key: str | None = None) -> str | None:
-    if authorization:
-        scheme, _, value = authorization.partition(" ")
-        if scheme.lower() == "bearer" and value.strip():
-            return value.strip()
-        return None
-    return x_api_key
-
-
-def authenticate(svc: Services, request: Request) -> ApiKey:
-    """The key the request carries; a header that is present but not Bearer is refused."""
-    header = request.headers.get("authorization")
-    if header is not None and header.strip() and bearer_secret(header) is None:
-        raise Unauthenticated(
-            "the Authorization header must be 'Bearer <key>'", code="malformed_authorization"
-        )
-    return svc.accounts.authenticate(bearer_secret(header))
 
 
 def api_key(request: Request, svc: ServicesDep) -> ApiKey:
@@ -103,31 +85,6 @@ def check_url_path(request: Request) -> None:
 
 def _uses(dependant: Dependant, call: Callable[..., Any]) -> bool:
     return dependant.call is call or any(_uses(d, call) for d in dependant.dependencies)
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The whole body, refused with 413 as soon as it passes ``limit`` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise _body_too_large(limit)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _body_too_large(limit)
-        chunks.append(chunk)
-    body = b"".join(chunks)
-    request._body = body  # later reads (FastAPI's own JSON parsing) reuse it
-    return body
-
-
-def _body_too_large(limit: int) -> TooLarge:
-    return TooLarge(
-        f"the request body may be at most {limit} bytes; a note may hold at most"
-        f" {MAX_NOTE_BYTES} bytes (1 MB) of markdown",
-        code="request_too_large",
-    )
 
 
 class VaultRoute(APIRoute):

@@ -66,7 +66,6 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from memvault.api.deps import MAX_REQUEST_BYTES, authenticate, read_body
 from memvault.container import Services
 from memvault.domain.models import ApiKey
 from memvault.errors import (
@@ -76,6 +75,7 @@ from memvault.errors import (
     Unauthenticated,
     status_for,
 )
+from memvault.http_edge import MAX_REQUEST_BYTES, authenticate, read_body
 from memvault.mcp.server import RequestIdentity, build_server, caller_of_request
 from memvault.services.context import Caller, Surface
 

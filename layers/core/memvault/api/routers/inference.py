@@ -15,14 +15,14 @@ from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from memvault.api.access_log import ARRIVED_AT
-from memvault.api.deps import bearer_secret, read_body, services
+from memvault.api.deps import services
 from memvault.domain.models import ApiKey
-from memvault.errors import Unauthenticated
 from memvault.gateway.engine import Gateway
 from memvault.gateway.formats.anthropic import AnthropicMessages
 from memvault.gateway.formats.base import ApiFormat
 from memvault.gateway.formats.openai import OpenAIChat
 from memvault.gateway.upstream import Timer
+from memvault.http_edge import presented_secret, read_body
 
 # Requests carry whole conversations, images included (API Gateway allows 10 MB).
 MAX_INFERENCE_BODY = 32 * 1024 * 1024
@@ -43,18 +43,8 @@ def gateway(request: Request) -> Gateway:
     return gw
 
 
-def _secret(request: Request, *, allow_x_api_key: bool) -> str | None:
-    header = request.headers.get("authorization")
-    x_api_key = request.headers.get("x-api-key") if allow_x_api_key else None
-    if header is not None and header.strip() and bearer_secret(header) is None:
-        raise Unauthenticated(
-            "the Authorization header must be 'Bearer <key>'", code="malformed_authorization"
-        )
-    return bearer_secret(header, x_api_key)
-
-
 async def _authenticate(request: Request, *, allow_x_api_key: bool) -> ApiKey:
-    secret = _secret(request, allow_x_api_key=allow_x_api_key)
+    secret = presented_secret(request, allow_x_api_key=allow_x_api_key)
     return await run_in_threadpool(services(request).accounts.authenticate, secret)
 
 
@@ -70,7 +60,7 @@ async def _infer(request: Request, api: ApiFormat, *, allow_x_api_key: bool) -> 
     if _declared_small(request):
         # The key is checked with the rest of the preparation, in the gateway's one trip
         # to a worker thread, and still before the body is parsed.
-        secret = _secret(request, allow_x_api_key=allow_x_api_key)
+        secret = presented_secret(request, allow_x_api_key=allow_x_api_key)
         authenticate = partial(services(request).accounts.authenticate, secret)
     else:
         # A large (or unsized) body is only read for a valid key.

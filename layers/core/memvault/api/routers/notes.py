@@ -17,10 +17,10 @@ from memvault.api.deps import (
     ServicesDep,
     VaultRoute,
     parse_if_match,
-    read_body,
 )
 from memvault.domain.models import MAX_NOTE_BYTES
 from memvault.errors import InvalidInput
+from memvault.http_edge import read_body
 
 router = APIRouter(prefix="/v1", tags=["notes"], route_class=VaultRoute)
 

@@ -1,0 +1,73 @@
+"""What every HTTP surface does first with a request: find its key, and read its body capped.
+
+The REST API (``memvault.api``), the inference routes and MCP (``memvault.mcp``) all take
+a key the same way (``Authorization: Bearer <key>``; the Anthropic route also takes
+``x-api-key``) and refuse a body over its limit with 413 as soon as it passes it. Both
+live here, on Starlette's ``Request`` alone, so the surfaces share them without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from memvault.container import Services
+from memvault.domain.models import MAX_NOTE_BYTES, ApiKey
+from memvault.errors import TooLarge, Unauthenticated
+
+# The largest request body the JSON routes (REST and MCP) read. A note is at most 1 MiB
+# of markdown, and JSON escaping can make that several times longer ("\u0001" is six
+# bytes for one).
+MAX_REQUEST_BYTES = 8 * MAX_NOTE_BYTES
+
+
+def bearer_secret(authorization: str | None, x_api_key: str | None = None) -> str | None:
+    """The key an Authorization header carries (``x_api_key`` when there is none)."""
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+        return None
+    return x_api_key
+
+
+def presented_secret(request: Request, *, allow_x_api_key: bool = False) -> str | None:
+    """The key the request carries; an Authorization header that is present but not
+    Bearer is refused rather than taken for no key."""
+    header = request.headers.get("authorization")
+    x_api_key = request.headers.get("x-api-key") if allow_x_api_key else None
+    if header is not None and header.strip() and bearer_secret(header) is None:
+        raise Unauthenticated(
+            "the Authorization header must be 'Bearer <key>'", code="malformed_authorization"
+        )
+    return bearer_secret(header, x_api_key)
+
+
+def authenticate(svc: Services, request: Request) -> ApiKey:
+    """The request's key, checked (blocking: it may read storage)."""
+    return svc.accounts.authenticate(presented_secret(request))
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The whole body, refused with 413 as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _body_too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _body_too_large(limit)
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    request._body = body  # later reads (FastAPI's own JSON parsing) reuse it
+    return body
+
+
+def _body_too_large(limit: int) -> TooLarge:
+    return TooLarge(
+        f"the request body may be at most {limit} bytes; a note may hold at most"
+        f" {MAX_NOTE_BYTES} bytes (1 MB) of markdown",
+        code="request_too_large",
+    )

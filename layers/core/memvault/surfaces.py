@@ -1,0 +1,50 @@
+"""The HTTP surfaces (management REST, the inference gateway, MCP) and what each mounts.
+
+The one module that sees both ``memvault.api`` and ``memvault.mcp``: those two are
+siblings over the same services and never import each other (what they share is in
+``memvault.http_edge``). ``memvault.api.app.create_app`` builds the application itself
+(error handlers, access log, /healthz, lifespan) and asks ``mount`` for the surfaces it
+was told to serve.
+
+``memvault serve`` mounts every surface in one app; on AWS each Lambda function mounts
+only its own. Each surface's code is imported only when it is mounted: the MCP SDK
+alone takes over a second to import, which the inference function's cold start should
+not pay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Literal
+
+from fastapi import FastAPI
+
+from memvault.container import Services
+
+Surface = Literal["management", "inference", "mcp"]
+ALL_SURFACES: tuple[Surface, ...] = ("management", "inference", "mcp")
+
+
+def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> None:
+    """Add the routes of each of ``surfaces`` to ``app`` (the gateway, for inference, to
+    ``app.state.gateway``, which the app's lifespan closes)."""
+    if "inference" in surfaces:
+        from memvault.api.routers import inference
+        from memvault.gateway.engine import Gateway
+
+        app.state.gateway = Gateway(services)
+        # First: routes are tried in order, and the gateway's requests are the ones whose
+        # every fraction of a millisecond is added to a model call.
+        app.include_router(inference.router)
+    if "management" in surfaces:
+        from memvault.api.routers import billing, keys, notes, transfer
+
+        app.include_router(notes.router)
+        app.include_router(transfer.router)
+        app.include_router(keys.router)
+        app.include_router(billing.router)
+    if "mcp" in surfaces:
+        from memvault.mcp.http import mcp_routes
+
+        # MCP at /mcp (and /mcp/): stateless streamable HTTP, see memvault.mcp.http.
+        app.router.routes.extend(mcp_routes(services))
