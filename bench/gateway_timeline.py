@@ -6,18 +6,21 @@
 bench/gateway.py says how much memvault adds; this says where. memvault runs here as
 `memvault serve` does (the same app under uvicorn, embedded backend, a synthetic vault,
 the scripted upstream behind it), except that the server process is this file with
-``--serve``: before the app starts it wraps a few of memvault's and uvicorn's functions
-with clock readings. The client sends new messages (as bench/gateway.py does) straight to
-the upstream and through memvault with memory off and with recall on, non-streaming,
-interleaved; the server keeps one timeline per request and hands them over when it stops.
+``--serve``: before the app starts it installs a recorder on memvault's span hook
+(``memvault.spans``, the steps the gateway marks) and wraps uvicorn's protocol methods
+to see each request's first byte. The client sends new messages (as bench/gateway.py
+does) straight to the upstream and through memvault with memory off and with recall
+on, non-streaming, interleaved; the server keeps one timeline per request and hands
+them over when it stops.
 
 Printed, per path: for each step (app entry, route handler, body read, the worker thread
 picking the planning up and finishing it, the event loop resuming, the provider call sent
 and answered, memvault's headers ready, the response's headers and body written to the
 socket) the median time since the request's first byte reached uvicorn, and the median
 length of the step itself; then the `x-gateway-overhead-ms` header and the added time
-the client measured. The clocks cost a few microseconds each; the wrapped names are
-memvault's own, so a rename breaks this script loudly rather than silently.
+the client measured. The clocks cost a few microseconds each; a step memvault no
+longer marks has no readings, and the report stops with an error rather than print
+without it.
 """
 
 from __future__ import annotations
@@ -44,20 +47,21 @@ from gateway import (
     start_upstream,
     timed,
 )
+from memvault import spans
 
 PATH_HEADER = "x-bench-path"
 PATHS = ("pass-through", "recall")
 # (label, stamp): stamps are milliseconds after the request's first byte reached uvicorn.
 STEPS = (
     ("app entry (uvicorn parsed the request)", "app"),
-    ("route handler called", "route"),
-    ("body read", "body"),
-    ("worker thread starts the planning", "thread_in"),
-    ("worker thread done (key, parse, recall, hold)", "thread_out"),
-    ("event loop resumes the request", "loop_back"),
-    ("provider call starts", "upstream_in"),
-    ("provider answered (read whole)", "upstream_out"),
-    ("memvault's headers ready", "headers"),
+    ("route handler called", spans.ROUTE),
+    ("body read", spans.BODY_READ),
+    ("worker thread starts the planning", spans.WORKER_START),
+    ("worker thread done (key, parse, recall, hold)", spans.WORKER_DONE),
+    ("event loop resumes the request", spans.WORKER_RESUMED),
+    ("provider call starts", spans.UPSTREAM_CALL),
+    ("provider answered (read whole)", spans.UPSTREAM_ANSWER),
+    ("memvault's headers ready", spans.HEADERS),
     ("response built, its headers go to uvicorn", "start_in"),
     ("headers written to the socket", "start_out"),
     ("body written: the last byte is out", "sent"),
@@ -70,10 +74,8 @@ def serve(port: int, out: Path) -> None:
     import uvicorn
     from uvicorn.protocols.http import httptools_impl
 
-    import memvault.api.routers.inference as inference
     from memvault.api.app import create_app
     from memvault.container import get_services
-    from memvault.gateway import engine, upstream, worker
 
     stamps: dict[str, float] = {}  # the request in progress (the client sends one at a time)
     records: list[dict[str, Any]] = []
@@ -82,6 +84,10 @@ def serve(port: int, out: Path) -> None:
     def first(name: str) -> None:
         stamps.setdefault(name, now())
 
+    # memvault's own steps: its span hook, which calls this at each (memvault.spans).
+    spans.install(first)
+
+    # The first byte's arrival is uvicorn's: its protocol's methods are wrapped.
     protocol = httptools_impl.HttpToolsProtocol
     data_received = protocol.data_received
     headers_complete = protocol.on_headers_complete
@@ -103,55 +109,6 @@ def serve(port: int, out: Path) -> None:
     protocol.data_received = on_data  # type: ignore[method-assign]
     protocol.on_headers_complete = on_headers  # type: ignore[method-assign]
     protocol.on_message_complete = on_message  # type: ignore[method-assign]
-
-    infer, read_body = inference._infer, inference.read_body
-
-    async def timed_infer(request: Any, api: Any, *, allow_x_api_key: bool) -> Any:
-        first("route")
-        return await infer(request, api, allow_x_api_key=allow_x_api_key)
-
-    async def timed_read_body(request: Any, limit: int) -> bytes:
-        raw = await read_body(request, limit)
-        first("body")
-        return raw
-
-    inference._infer = timed_infer  # type: ignore[assignment]
-    inference.read_body = timed_read_body  # type: ignore[assignment]
-
-    run, call = worker.GatewayWorker.run, worker.GatewayWorker._call
-
-    async def timed_run(self: Any, fn: Callable[..., Any], /, *args: object) -> Any:
-        result = await run(self, fn, *args)
-        first("loop_back")
-        return result
-
-    def timed_call(self: Any, context: Any, fn: Callable[..., Any], args: Any) -> Any:
-        first("thread_in")
-        try:
-            return call(self, context, fn, args)
-        finally:
-            first("thread_out")
-
-    worker.GatewayWorker.run = timed_run  # type: ignore[method-assign]
-    worker.GatewayWorker._call = timed_call  # type: ignore[method-assign]
-
-    complete = upstream.UpstreamClient.complete
-
-    async def timed_complete(self: Any, *args: Any, **kwargs: Any) -> Any:
-        first("upstream_in")
-        answer = await complete(self, *args, **kwargs)
-        first("upstream_out")
-        return answer
-
-    upstream.UpstreamClient.complete = timed_complete  # type: ignore[method-assign]
-
-    exchange_headers = engine.Exchange.headers
-
-    def timed_headers(self: Any) -> dict[str, str]:
-        first("headers")
-        return exchange_headers(self)
-
-    engine.Exchange.headers = timed_headers  # type: ignore[method-assign]
 
     def outermost(app: Any) -> Callable[[Any, Any, Any], Awaitable[None]]:
         async def timeline(scope: Any, receive: Any, send: Any) -> None:
@@ -292,7 +249,7 @@ def report(records: list[dict[str, Any]], measured: dict[str, float], skip: int)
     rows = {
         "x-gateway-overhead-ms header": lambda p: median(p, "header_ms"),
         "provider time (answered - call starts)": lambda p: step_length(
-            p, "upstream_out", "upstream_in"
+            p, spans.UPSTREAM_ANSWER, spans.UPSTREAM_CALL
         ),
         "added, client's clock (through - direct)": lambda p: measured[p] - measured["direct"],
     }

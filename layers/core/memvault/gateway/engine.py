@@ -21,6 +21,7 @@ import anyio
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from memvault import spans
 from memvault.container import Services
 from memvault.domain.models import ApiKey, Reservation, UsageRecord
 from memvault.domain.pricing import ModelPrice, cost_micros, reservation_micros
@@ -75,6 +76,7 @@ class Exchange:
         return str(self.plan.body.get("model", ""))
 
     def headers(self) -> dict[str, str]:
+        spans.mark(spans.HEADERS)
         headers = {
             RECALLED_HEADER: str(self.plan.recalled),
             OVERHEAD_HEADER: f"{self.timer.overhead_ms():.2f}",
@@ -184,7 +186,9 @@ class Gateway:
         body = ex.plan.body
         turns: list[Turn] = []
         while True:
+            spans.mark(spans.UPSTREAM_CALL)
             answer = await self.upstream.complete(ex.api, body, ex.client_headers, ex.timer)
+            spans.mark(spans.UPSTREAM_ANSWER)
             if isinstance(answer, ClientError):
                 ex.status, ex.outcome = answer.status, "upstream_refused"
                 return Response(

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from memvault import spans
+
 T = TypeVar("T")
 
 # Calls the thread takes at once: the one it runs and one waiting behind it.
@@ -44,19 +46,24 @@ class GatewayWorker:
             if own:
                 self._in_flight += 1
         if not own:
-            return await asyncio.to_thread(fn, *args)
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(1, thread_name_prefix="memvault-gateway")
-        context = contextvars.copy_context()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, context, fn, args)
+            result = await asyncio.to_thread(fn, *args)
+        else:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="memvault-gateway")
+            context = contextvars.copy_context()
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self._executor, self._call, context, fn, args)
+        spans.mark(spans.WORKER_RESUMED)
+        return result
 
     def _call(
         self, context: contextvars.Context, fn: Callable[..., T], args: tuple[object, ...]
     ) -> T:
+        spans.mark(spans.WORKER_START)
         try:
             return context.run(fn, *args)
         finally:
+            spans.mark(spans.WORKER_DONE)
             with self._lock:
                 self._in_flight -= 1
 

@@ -14,6 +14,7 @@ from functools import partial
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from memvault import spans
 from memvault.api.access_log import ARRIVED_AT
 from memvault.api.deps import services
 from memvault.domain.models import ApiKey
@@ -54,6 +55,7 @@ def _declared_small(request: Request) -> bool:
 
 
 async def _infer(request: Request, api: ApiFormat, *, allow_x_api_key: bool) -> Response:
+    spans.mark(spans.ROUTE)
     timer = Timer(getattr(request.state, ARRIVED_AT, None))
     setattr(request.state, ERROR_FORMAT_STATE, api)
     authenticate: Callable[[], ApiKey]
@@ -67,6 +69,7 @@ async def _infer(request: Request, api: ApiFormat, *, allow_x_api_key: bool) -> 
         key = await _authenticate(request, allow_x_api_key=allow_x_api_key)
         authenticate = partial(_known, key)
     raw = await read_body(request, MAX_INFERENCE_BODY)
+    spans.mark(spans.BODY_READ)
     headers = {name.lower(): value for name, value in request.headers.items()}
     return await gateway(request).handle(api, authenticate, raw, headers, timer)
 
