@@ -7,7 +7,7 @@ same behaviour tests against each, so anything a service relies on is stated her
 Rules every adapter keeps:
 - every method takes ``account_id`` and touches nothing outside that account
   (tenant isolation is a filter in every query, never a ranking hint);
-- ``VaultStore.commit`` is all-or-nothing: on any exception nothing is visible;
+- ``NoteStore.commit`` is all-or-nothing: on any exception nothing is visible;
 - adapters raise only ``memvault.errors`` types for conditions a user can cause
   (Conflict, NotFound, QuotaExceeded, ServiceUnavailable).
 """
@@ -74,11 +74,22 @@ class CommitResult:
     previous: list[PriorState | None]
 
 
-class VaultStore(Protocol):
-    # --- accounts and keys
+# ---------------------------------------------------------------------- storage, by aggregate
+# One narrow port per concern; a service depends on the ones it calls. An adapter class
+# may implement several (the SQLite and DynamoDB stores implement all of them on one
+# object, sharing one database or table). New aggregates (organisations, members,
+# memory profiles) get a port of their own here rather than widening these.
+class AccountStore(Protocol):
+    """Accounts: their limits and usage counters."""
+
     def create_account(self, account: Account) -> None: ...
     def get_account(self, account_id: str) -> Account | None: ...
     def set_limits(self, account_id: str, limits: Limits) -> Account: ...
+
+
+class KeyStore(Protocol):
+    """An account's API keys (stored by the hash of their secret)."""
+
     def put_key(self, key: ApiKey, key_hash: str) -> None: ...
     def key_by_hash(self, key_hash: str) -> ApiKey | None: ...
     def get_key(self, account_id: str, key_id: str) -> ApiKey | None: ...
@@ -95,7 +106,10 @@ class VaultStore(Protocol):
         """Change what is not None; a revoked key stays revoked (first revocation wins)."""
         ...
 
-    # --- notes
+
+class NoteStore(Protocol):
+    """Live notes: reads, listings and the one write primitive, ``commit``."""
+
     def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
         """``path`` is matched exactly (already normalised)."""
         ...
@@ -134,12 +148,16 @@ class VaultStore(Protocol):
         ...
 
     def commit(self, account_id: str, changes: Sequence[NoteChange], *, now: float) -> CommitResult:
-        """Apply every change or none. Raises Conflict on a version mismatch or an occupied
-        move target, NotFound when a move/delete names no live note, QuotaExceeded when
-        the vault would grow past its account's limits."""
+        """Apply every change or none, by the rules of ``domain.write_plan``. Raises
+        Conflict on a version mismatch or an occupied move target, NotFound when a
+        move/delete names no live note, QuotaExceeded when the vault would grow past its
+        account's limits."""
         ...
 
-    # --- versions
+
+class VersionStore(Protocol):
+    """A note's kept versions (the newest ``VERSIONS_KEPT``), and forgetting them."""
+
     def list_versions(self, account_id: str, path: str) -> list[VersionInfo]:
         """Newest first. Works for soft-deleted notes until they are purged."""
         ...
@@ -149,7 +167,10 @@ class VaultStore(Protocol):
         """Forget a soft-deleted note and its history. False when there is none."""
         ...
 
-    # --- links (raw material; resolution rules live in domain.links)
+
+class LinkStore(Protocol):
+    """Raw link material; the resolution rules live in domain.links."""
+
     def links_to(self, account_id: str, target_keys: Collection[str]) -> list[BacklinkSource]: ...
     def paths_by_name(self, account_id: str, name_keys: Collection[str]) -> dict[str, list[str]]:
         """name_key -> paths of live notes with that file name."""
@@ -157,17 +178,55 @@ class VaultStore(Protocol):
 
     def all_links(self, account_id: str) -> list[BacklinkSource]: ...
 
-    # --- the search outbox: notes whose indexing failed, to retry
+
+class SearchOutbox(Protocol):
+    """Notes whose indexing failed, to retry."""
+
     def queue_reindex(self, account_id: str, note_paths: Collection[str]) -> None: ...
     def queued_reindex(self, account_id: str, limit: int = 1000) -> list[str]: ...
     def unqueue_reindex(self, account_id: str, note_paths: Collection[str]) -> None: ...
     def accounts_with_queued_reindex(self) -> list[str]: ...
 
-    # --- retention (the scheduled sweep, services.retention)
+
+class RetentionSweep(Protocol):
+    """The scheduled sweep's storage side (services.retention)."""
+
     def purge_deleted_before(self, cutoff: float, limit: int = 500) -> int:
         """Forget up to ``limit`` notes, of every account, deleted before ``cutoff``, with
         their history (oldest first where the store can order them). Returns how many."""
         ...
+
+
+# What one service's single store argument must offer: unions of the narrow ports above,
+# never a method of their own (Python has no intersection type to say it inline).
+class AccountDirectory(AccountStore, KeyStore, Protocol):
+    """services.accounts: accounts and their keys."""
+
+
+class LinkedNotes(NoteStore, LinkStore, Protocol):
+    """services.links: link resolution reads live notes and their links."""
+
+
+class IndexedNotes(NoteStore, LinkStore, SearchOutbox, Protocol):
+    """services.indexing: what it reindexes, whose links it follows, and its outbox."""
+
+
+class VaultStorage(NoteStore, VersionStore, LinkStore, SearchOutbox, AccountStore, Protocol):
+    """services.vault, with the link graph and index sync it builds; services.transfer
+    reads the account's usage through it."""
+
+
+class VaultStore(
+    AccountStore,
+    KeyStore,
+    NoteStore,
+    VersionStore,
+    LinkStore,
+    SearchOutbox,
+    RetentionSweep,
+    Protocol,
+):
+    """Every storage port at once: what the composition root (container.py) builds."""
 
 
 class SearchIndex(Protocol):

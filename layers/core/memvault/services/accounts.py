@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
 from memvault.errors import Conflict, InvalidInput, NotFound, PermissionDenied, Unauthenticated
-from memvault.ports import VaultStore
+from memvault.ports import AccountDirectory
 
 KEY_PREFIX = "mvk_"
 LOCAL_ACCOUNT_ID = "local"
@@ -62,7 +62,7 @@ class IssuedKey:
 
 
 class AccountService:
-    def __init__(self, store: VaultStore, clock: Callable[[], float]) -> None:
+    def __init__(self, store: AccountDirectory, clock: Callable[[], float]) -> None:
         self.store = store
         self.clock = clock
 

@@ -23,7 +23,7 @@ from memvault.domain.models import (
     PutNote,
     SearchDoc,
 )
-from memvault.ports import CommitResult, SearchIndex, VaultStore
+from memvault.ports import CommitResult, IndexedNotes, SearchIndex
 from memvault.services.links import LinkGraph
 
 log = logging.getLogger("memvault.indexing")
@@ -48,7 +48,7 @@ def search_doc(note: Note, inbound: int) -> SearchDoc:
 
 
 class IndexSync:
-    def __init__(self, store: VaultStore, index: SearchIndex, links: LinkGraph) -> None:
+    def __init__(self, store: IndexedNotes, index: SearchIndex, links: LinkGraph) -> None:
         self.store = store
         self.index = index
         self.links = links

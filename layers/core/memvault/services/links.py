@@ -11,13 +11,13 @@ from collections.abc import Callable, Collection
 from memvault.domain import links as link_rules
 from memvault.domain import paths
 from memvault.domain.models import BacklinkSource
-from memvault.ports import VaultStore
+from memvault.ports import LinkedNotes
 
 Resolver = Callable[[BacklinkSource], str | None]
 
 
 class LinkGraph:
-    def __init__(self, store: VaultStore) -> None:
+    def __init__(self, store: LinkedNotes) -> None:
         self.store = store
 
     def resolver(self, account_id: str, target_keys: Collection[str]) -> Resolver:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from memvault.ports import VaultStore
+from memvault.ports import RetentionSweep
 from memvault.services.billing import BillingService
 
 log = logging.getLogger("memvault.retention")
@@ -40,7 +40,7 @@ class RetentionReport:
 
 class RetentionService:
     def __init__(
-        self, billing: BillingService, store: VaultStore, *, deleted_note_keep_days: int
+        self, billing: BillingService, store: RetentionSweep, *, deleted_note_keep_days: int
     ) -> None:
         self.billing = billing
         self.store = store

@@ -30,7 +30,7 @@ from memvault.domain.models import (
 )
 from memvault.domain.screening import screen_text
 from memvault.errors import Conflict, InvalidInput, NotFound, TooLarge, Unprocessable
-from memvault.ports import CommitResult, Page, SearchIndex, VaultStore
+from memvault.ports import CommitResult, Page, SearchIndex, VaultStorage
 from memvault.services.budgets import BudgetGuard
 from memvault.services.context import Caller
 from memvault.services.indexing import IndexSync
@@ -100,7 +100,7 @@ def build_put(path: str, markdown: str, expected_version: int | None = None) -> 
 class VaultService:
     def __init__(
         self,
-        store: VaultStore,
+        store: VaultStorage,
         index: SearchIndex,
         budgets: BudgetGuard,
         clock: Callable[[], float],
