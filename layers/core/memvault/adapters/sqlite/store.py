@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterator, Sequence
 
 from memvault.adapters import cursors
 from memvault.adapters.sqlite.db import Database
-from memvault.domain import paths
+from memvault.domain import paths, write_plan
 from memvault.domain.models import (
     VERSIONS_KEPT,
     Account,
@@ -27,8 +27,9 @@ from memvault.domain.models import (
     Toggles,
     VersionInfo,
 )
+from memvault.domain.tags import distinct_tags, tag_key
 from memvault.domain.versions import check_expected
-from memvault.errors import Conflict, NotFound, QuotaExceeded
+from memvault.errors import Conflict, NotFound
 from memvault.ports import CommitResult, NoteKey, Page, PriorState
 
 _NOTE_COLUMNS = (
@@ -74,6 +75,52 @@ def _select_note(conn: sqlite3.Connection, where: str, params: Sequence[object])
         params,
     ).fetchone()
     return _note(row) if row else None
+
+
+def _live_note(row: sqlite3.Row) -> write_plan.LiveNote:
+    return write_plan.LiveNote(
+        id=row["id"],
+        path=row["path"],
+        version=row["version"],
+        size=row["size"],
+        sha256=row["sha256"],
+        created_at=row["created_at"],
+    )
+
+
+def _live_at(conn: sqlite3.Connection, account_id: str, path: str) -> write_plan.LiveNote | None:
+    """The live note at ``path``'s key (which may spell the path differently)."""
+    row = conn.execute(
+        "SELECT id, path, version, size, sha256, created_at FROM notes WHERE account_id = ?"
+        " AND path_key = ? AND deleted_at IS NULL",
+        (account_id, paths.path_key(path)),
+    ).fetchone()
+    return _live_note(row) if row else None
+
+
+def _latest_deleted(
+    conn: sqlite3.Connection, account_id: str, path: str
+) -> write_plan.DeletedNote | None:
+    row = conn.execute(
+        "SELECT id, version, created_at FROM notes WHERE account_id = ? AND path = ?"
+        " AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
+        (account_id, path),
+    ).fetchone()
+    return write_plan.DeletedNote(row["id"], row["version"], row["created_at"]) if row else None
+
+
+def _prior(conn: sqlite3.Connection, live: write_plan.LiveNote | None) -> PriorState | None:
+    if live is None:
+        return None
+    rows = conn.execute(
+        "SELECT target_key, has_folder FROM links WHERE note_id = ? ORDER BY target_key",
+        (live.id,),
+    ).fetchall()
+    return PriorState(
+        path=live.path,
+        version=live.version,
+        links=tuple(LinkRef(r["target_key"], bool(r["has_folder"])) for r in rows),
+    )
 
 
 def _account(row: sqlite3.Row) -> Account:
@@ -307,12 +354,12 @@ class SqliteVaultStore:
             clauses.append("substr(n.path, 1, ?) = ?")
             params += [len(folder), folder]
         if tag:
-            tag_key = tag.casefold().lstrip("#")
+            key = tag_key(tag)
             clauses.append(
                 "EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id AND"
                 " (t.tag_key = ? OR substr(t.tag_key, 1, ?) = ?))"
             )
-            params += [tag_key, len(tag_key) + 1, tag_key + "/"]
+            params += [key, len(key) + 1, key + "/"]
         if cursor:
             clauses.append("n.path_key > ?")
             params.append(cursors.decode(cursor))
@@ -387,6 +434,7 @@ class SqliteVaultStore:
         }
 
     # ------------------------------------------------------------------ notes: commit
+    # Each change's rules are decided by domain.write_plan; this applies the decisions.
     def commit(self, account_id: str, changes: Sequence[NoteChange], *, now: float) -> CommitResult:
         with self.db.transaction() as conn:
             before = conn.execute(
@@ -398,223 +446,132 @@ class SqliteVaultStore:
             batch = list(changes)
             puts = _distinct_puts(batch)
             if puts is not None:
-                results, previous = _BulkPut(conn, account_id, now).apply(puts)
+                results, previous, cost = _BulkPut(conn, account_id, now).apply(puts)
             else:
-                results, previous = self._apply(conn, account_id, batch, now)
-            conn.execute("UPDATE accounts SET revision = revision + 1 WHERE id = ?", (account_id,))
-            after = conn.execute(
-                "SELECT note_count, total_bytes FROM accounts WHERE id = ?", (account_id,)
-            ).fetchone()
-            _check_quota(before, after)
+                results, previous, cost = self._apply(conn, account_id, batch, now)
+            write_plan.check_quota(
+                write_plan.Usage(before["note_count"], before["total_bytes"]),
+                Limits(max_notes=before["max_notes"], max_bytes=before["max_bytes"]),
+                cost,
+            )
+            conn.execute(
+                "UPDATE accounts SET note_count = note_count + ?, total_bytes = total_bytes + ?,"
+                " revision = revision + 1 WHERE id = ?",
+                (cost.notes, cost.bytes, account_id),
+            )
         return CommitResult(notes=results, previous=previous)
 
     def _apply(
         self, conn: sqlite3.Connection, account_id: str, changes: list[NoteChange], now: float
-    ) -> tuple[list[Note | None], list[PriorState | None]]:
+    ) -> tuple[list[Note | None], list[PriorState | None], write_plan.Cost]:
         """Apply changes one by one, each seeing the ones before it."""
         results: list[Note | None] = []
         previous: list[PriorState | None] = []
+        cost = write_plan.FREE
         for change in changes:
+            live = _live_at(conn, account_id, change.path)
             if isinstance(change, PutNote):
-                live = self._live_by_key(conn, account_id, change.path)
-                previous.append(self._prior(conn, live))
-                results.append(self._put(conn, account_id, change, now, live))
+                deleted = None if live else _latest_deleted(conn, account_id, change.path)
+                decision = write_plan.plan_put(change, live, deleted, now=now)
+                previous.append(_prior(conn, live))
+                results.append(self._put(conn, account_id, change, decision, now))
+                cost += decision.cost
             elif isinstance(change, MoveNote):
-                live = self._require_live(conn, account_id, change.path, change.expected_version)
-                previous.append(self._prior(conn, live))
-                results.append(self._move(conn, account_id, change, now, live))
+                occupant = _live_at(conn, account_id, change.new_path)
+                move = write_plan.plan_move(change, live, occupant)
+                previous.append(_prior(conn, live))
+                results.append(self._move(conn, change, move, now))
             else:
-                live = self._require_live(conn, account_id, change.path, change.expected_version)
-                previous.append(self._prior(conn, live))
-                self._delete(conn, account_id, live, now)
+                delete = write_plan.plan_delete(change.path, change.expected_version, live)
+                previous.append(_prior(conn, live))
+                conn.execute("UPDATE notes SET deleted_at = ? WHERE id = ?", (now, delete.note_id))
+                conn.execute("DELETE FROM links WHERE note_id = ?", (delete.note_id,))
                 results.append(None)
-        return results, previous
-
-    def _prior(self, conn: sqlite3.Connection, live: sqlite3.Row | None) -> PriorState | None:
-        if live is None:
-            return None
-        rows = conn.execute(
-            "SELECT target_key, has_folder FROM links WHERE note_id = ? ORDER BY target_key",
-            (live["id"],),
-        ).fetchall()
-        return PriorState(
-            path=live["path"],
-            version=live["version"],
-            links=tuple(LinkRef(r["target_key"], bool(r["has_folder"])) for r in rows),
-        )
-
-    def _live_by_key(
-        self, conn: sqlite3.Connection, account_id: str, path: str
-    ) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = conn.execute(
-            "SELECT id, path, version, size, sha256 FROM notes WHERE account_id = ? AND"
-            " path_key = ? AND deleted_at IS NULL",
-            (account_id, paths.path_key(path)),
-        ).fetchone()
-        return row
+                cost += delete.cost
+        return results, previous, cost
 
     def _put(
         self,
         conn: sqlite3.Connection,
         account_id: str,
         change: PutNote,
+        decision: write_plan.PutDecision,
         now: float,
-        live: sqlite3.Row | None,
     ) -> Note:
-        if live is not None and live["path"] != change.path:
-            raise Conflict(
-                f"a note already exists at {live['path']!r}; paths differing only in case"
-                " name the same note",
-                code="path_case_conflict",
+        if not decision.writes:
+            note = _select_note(conn, "n.id = ?", (decision.note_id,))
+            assert note is not None
+            return note
+        note_id, version, size = decision.note_id, decision.version, change.size
+        tags_json = json.dumps(change.tags)
+        if decision.kind is write_plan.PutKind.CREATE:
+            conn.execute(
+                "INSERT INTO notes (id, account_id, path, path_key, link_key, name_key,"
+                " title, tags, version, size, sha256, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    note_id,
+                    account_id,
+                    change.path,
+                    paths.path_key(change.path),
+                    paths.link_key(change.path),
+                    paths.name_key(change.path),
+                    change.title,
+                    tags_json,
+                    version,
+                    size,
+                    change.sha256,
+                    now,
+                    now,
+                ),
             )
-        check_expected(change.path, change.expected_version, live["version"] if live else None)
-        size = change.size
-        if live is not None:
-            if live["sha256"] == change.sha256:
-                note = self._select_note(conn, "n.id = ?", (live["id"],))
-                assert note is not None
-                return note
-            note_id, version = live["id"], live["version"] + 1
+        else:  # a new version of the live note, or of the deleted one it revives
             conn.execute(
                 "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
-                " updated_at = ? WHERE id = ?",
-                (change.title, json.dumps(change.tags), version, size, change.sha256, now, note_id),
-            )
-            conn.execute(
-                "UPDATE accounts SET total_bytes = total_bytes + ? WHERE id = ?",
-                (size - live["size"], account_id),
-            )
-        else:
-            deleted = conn.execute(
-                "SELECT id, version FROM notes WHERE account_id = ? AND path = ?"
-                " AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
-                (account_id, change.path),
-            ).fetchone()
-            if deleted is not None:
-                # Re-creating a deleted note revives it, so its history continues.
-                note_id, version = deleted["id"], deleted["version"] + 1
-                conn.execute(
-                    "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
-                    " updated_at = ?, deleted_at = NULL WHERE id = ?",
-                    (
-                        change.title,
-                        json.dumps(change.tags),
-                        version,
-                        size,
-                        change.sha256,
-                        now,
-                        note_id,
-                    ),
-                )
-            else:
-                note_id, version = uuid.uuid4().hex, 1
-                conn.execute(
-                    "INSERT INTO notes (id, account_id, path, path_key, link_key, name_key,"
-                    " title, tags, version, size, sha256, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        note_id,
-                        account_id,
-                        change.path,
-                        paths.path_key(change.path),
-                        paths.link_key(change.path),
-                        paths.name_key(change.path),
-                        change.title,
-                        json.dumps(change.tags),
-                        version,
-                        size,
-                        change.sha256,
-                        now,
-                        now,
-                    ),
-                )
-            conn.execute(
-                "UPDATE accounts SET note_count = note_count + 1, total_bytes = total_bytes + ?"
-                " WHERE id = ?",
-                (size, account_id),
+                " updated_at = ?, deleted_at = NULL WHERE id = ?",
+                (change.title, tags_json, version, size, change.sha256, now, note_id),
             )
         conn.execute(
             "INSERT INTO versions (note_id, version, account_id, path, size, sha256, markdown,"
             " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (note_id, version, account_id, change.path, size, change.sha256, change.markdown, now),
         )
-        conn.execute(
-            "DELETE FROM versions WHERE note_id = ? AND version <= ?",
-            (note_id, version - VERSIONS_KEPT),
-        )
+        if decision.trim_version is not None:
+            conn.execute(
+                "DELETE FROM versions WHERE note_id = ? AND version <= ?",
+                (note_id, decision.trim_version),
+            )
         conn.execute("DELETE FROM note_tags WHERE note_id = ?", (note_id,))
-        seen_tags: set[str] = set()
-        for tag in change.tags:
-            key = tag.casefold()
-            if key not in seen_tags:
-                seen_tags.add(key)
-                conn.execute(
-                    "INSERT INTO note_tags (note_id, account_id, tag_key, tag) VALUES (?, ?, ?, ?)",
-                    (note_id, account_id, key, tag),
-                )
+        conn.executemany(
+            "INSERT INTO note_tags (note_id, account_id, tag_key, tag) VALUES (?, ?, ?, ?)",
+            [(note_id, account_id, key, tag) for key, tag in distinct_tags(change.tags).items()],
+        )
         conn.execute("DELETE FROM links WHERE note_id = ?", (note_id,))
         conn.executemany(
             "INSERT OR IGNORE INTO links (note_id, account_id, target_key, has_folder)"
             " VALUES (?, ?, ?, ?)",
             [(note_id, account_id, link.target_key, int(link.has_folder)) for link in change.links],
         )
-        note = self._select_note(conn, "n.id = ?", (note_id,))
-        assert note is not None
-        return note
-
-    def _require_live(
-        self, conn: sqlite3.Connection, account_id: str, path: str, expected: int | None
-    ) -> sqlite3.Row:
-        row: sqlite3.Row | None = conn.execute(
-            "SELECT id, path, version, size FROM notes WHERE account_id = ? AND path = ?"
-            " AND deleted_at IS NULL",
-            (account_id, path),
-        ).fetchone()
-        if row is None:
-            raise NotFound(f"no note at {path!r}", code="note_not_found")
-        check_expected(path, expected, row["version"])
-        return row
+        return decision.note(change, now=now)
 
     def _move(
-        self,
-        conn: sqlite3.Connection,
-        account_id: str,
-        change: MoveNote,
-        now: float,
-        row: sqlite3.Row,
+        self, conn: sqlite3.Connection, change: MoveNote, move: write_plan.MoveDecision, now: float
     ) -> Note:
-        if paths.path_key(change.new_path) != paths.path_key(change.path):
-            occupant = self._live_by_key(conn, account_id, change.new_path)
-            if occupant is not None:
-                raise Conflict(
-                    f"a note already exists at {occupant['path']!r}", code="path_occupied"
-                )
         conn.execute(
             "UPDATE notes SET path = ?, path_key = ?, link_key = ?, name_key = ?, updated_at = ?"
             " WHERE id = ?",
             (
                 change.new_path,
-                paths.path_key(change.new_path),
+                move.new_key,
                 paths.link_key(change.new_path),
                 paths.name_key(change.new_path),
                 now,
-                row["id"],
+                move.note_id,
             ),
         )
-        note = self._select_note(conn, "n.id = ?", (row["id"],))
+        note = _select_note(conn, "n.id = ?", (move.note_id,))
         assert note is not None
         return note
-
-    def _delete(
-        self, conn: sqlite3.Connection, account_id: str, row: sqlite3.Row, now: float
-    ) -> None:
-        conn.execute("UPDATE notes SET deleted_at = ? WHERE id = ?", (now, row["id"]))
-        conn.execute("DELETE FROM links WHERE note_id = ?", (row["id"],))
-        conn.execute(
-            "UPDATE accounts SET note_count = note_count - 1, total_bytes = total_bytes - ?"
-            " WHERE id = ?",
-            (row["size"], account_id),
-        )
 
     # ------------------------------------------------------------------ versions
     def _history_owner(self, account_id: str, path: str) -> str | None:
@@ -821,7 +778,9 @@ class _BulkPut:
         self.account_id = account_id
         self.now = now
 
-    def apply(self, puts: list[PutNote]) -> tuple[list[Note | None], list[PriorState | None]]:
+    def apply(
+        self, puts: list[PutNote]
+    ) -> tuple[list[Note | None], list[PriorState | None], write_plan.Cost]:
         conn, account_id, now = self.conn, self.account_id, self.now
         keys = [paths.path_key(p.path) for p in puts]
         live = self._live(keys)
@@ -910,13 +869,7 @@ class _BulkPut:
                 )
             )
         self._write(inserts, updates, rewritten, written)
-        if added_notes or added_bytes:
-            conn.execute(
-                "UPDATE accounts SET note_count = note_count + ?, total_bytes = total_bytes + ?"
-                " WHERE id = ?",
-                (added_notes, added_bytes, account_id),
-            )
-        return results, previous
+        return results, previous, write_plan.Cost(added_notes, added_bytes)
 
     def _write(
         self,
@@ -1026,20 +979,3 @@ def _unique_tags(tags: Sequence[str]) -> list[tuple[str, str]]:
 
 def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
     return [items[start : start + size] for start in range(0, len(items), size)]
-
-
-def _check_quota(before: sqlite3.Row, after: sqlite3.Row) -> None:
-    # Only a change that grows the vault past a limit is refused: lowering a limit below
-    # current usage must not block edits that shrink or keep the vault's size.
-    limits = Limits(max_notes=before["max_notes"], max_bytes=before["max_bytes"])
-    if after["note_count"] > limits.max_notes and after["note_count"] > before["note_count"]:
-        raise QuotaExceeded(
-            f"the vault would hold {after['note_count']} notes; its limit is {limits.max_notes}",
-            code="vault_note_limit",
-        )
-    if after["total_bytes"] > limits.max_bytes and after["total_bytes"] > before["total_bytes"]:
-        raise QuotaExceeded(
-            f"the vault would hold {after['total_bytes']} bytes of notes; its limit is"
-            f" {limits.max_bytes} bytes",
-            code="vault_byte_limit",
-        )
