@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from collections.abc import Collection, Iterator, Sequence
 
 from memvault.adapters import cursors
 from memvault.adapters.sqlite.db import Database
 from memvault.domain import paths, write_plan
 from memvault.domain.models import (
-    VERSIONS_KEPT,
     Account,
     ApiKey,
     BacklinkSource,
@@ -28,8 +26,7 @@ from memvault.domain.models import (
     VersionInfo,
 )
 from memvault.domain.tags import distinct_tags, tag_key
-from memvault.domain.versions import check_expected
-from memvault.errors import Conflict, NotFound
+from memvault.errors import NotFound
 from memvault.ports import CommitResult, NoteKey, Page, PriorState
 
 _NOTE_COLUMNS = (
@@ -502,56 +499,9 @@ class SqliteVaultStore:
             note = _select_note(conn, "n.id = ?", (decision.note_id,))
             assert note is not None
             return note
-        note_id, version, size = decision.note_id, decision.version, change.size
-        tags_json = json.dumps(change.tags)
-        if decision.kind is write_plan.PutKind.CREATE:
-            conn.execute(
-                "INSERT INTO notes (id, account_id, path, path_key, link_key, name_key,"
-                " title, tags, version, size, sha256, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    note_id,
-                    account_id,
-                    change.path,
-                    paths.path_key(change.path),
-                    paths.link_key(change.path),
-                    paths.name_key(change.path),
-                    change.title,
-                    tags_json,
-                    version,
-                    size,
-                    change.sha256,
-                    now,
-                    now,
-                ),
-            )
-        else:  # a new version of the live note, or of the deleted one it revives
-            conn.execute(
-                "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
-                " updated_at = ?, deleted_at = NULL WHERE id = ?",
-                (change.title, tags_json, version, size, change.sha256, now, note_id),
-            )
-        conn.execute(
-            "INSERT INTO versions (note_id, version, account_id, path, size, sha256, markdown,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (note_id, version, account_id, change.path, size, change.sha256, change.markdown, now),
-        )
-        if decision.trim_version is not None:
-            conn.execute(
-                "DELETE FROM versions WHERE note_id = ? AND version <= ?",
-                (note_id, decision.trim_version),
-            )
-        conn.execute("DELETE FROM note_tags WHERE note_id = ?", (note_id,))
-        conn.executemany(
-            "INSERT INTO note_tags (note_id, account_id, tag_key, tag) VALUES (?, ?, ?, ?)",
-            [(note_id, account_id, key, tag) for key, tag in distinct_tags(change.tags).items()],
-        )
-        conn.execute("DELETE FROM links WHERE note_id = ?", (note_id,))
-        conn.executemany(
-            "INSERT OR IGNORE INTO links (note_id, account_id, target_key, has_folder)"
-            " VALUES (?, ?, ?, ?)",
-            [(note_id, account_id, link.target_key, int(link.has_folder)) for link in change.links],
-        )
+        rows = _NoteRows(account_id, now)
+        rows.add(change, decision)
+        rows.write(conn)
         return decision.note(change, now=now)
 
     def _move(
@@ -753,7 +703,7 @@ class SqliteVaultStore:
 
 # ---------------------------------------------------------------------- bulk puts
 # A commit of many puts (an import) applies them with one statement per table, not
-# ~15 per note. It reads what the per-note path reads, checks every change in order
+# ~15 per note. It reads what the per-note path reads, decides every change in order
 # before writing anything (so it raises the error the first failing change would), and
 # leaves the same rows and returns the same notes as applying the puts one by one.
 BULK_MIN_CHANGES = 2
@@ -782,152 +732,33 @@ class _BulkPut:
         self, puts: list[PutNote]
     ) -> tuple[list[Note | None], list[PriorState | None], write_plan.Cost]:
         conn, account_id, now = self.conn, self.account_id, self.now
-        keys = [paths.path_key(p.path) for p in puts]
-        live = self._live(keys)
-        prior_links = self._links_of([row["id"] for row in live.values()])
+        live = self._live([paths.path_key(p.path) for p in puts])
+        prior_links = self._links_of([note.id for note in live.values()])
         revivable = self._has_deleted()
+        rows = _NoteRows(account_id, now)
         results: list[Note | None] = []
         previous: list[PriorState | None] = []
-        inserts: list[tuple[object, ...]] = []
-        updates: list[tuple[object, ...]] = []
-        rewritten: list[str] = []  # existing note rows whose tags and links are replaced
-        written: list[tuple[PutNote, str, int, int]] = []  # (change, id, version, size)
-        added_notes = 0
-        added_bytes = 0
-        for put, key in zip(puts, keys, strict=True):
-            row = live.get(key)
+        cost = write_plan.FREE
+        for put in puts:
+            note = live.get(paths.path_key(put.path))
+            deleted = (
+                _latest_deleted(conn, account_id, put.path) if revivable and not note else None
+            )
+            decision = write_plan.plan_put(put, note, deleted, now=now)
             previous.append(
-                None
-                if row is None
-                else PriorState(
-                    path=row["path"], version=row["version"], links=prior_links.get(row["id"], ())
-                )
+                None if note is None else PriorState(note.path, note.version, prior_links[note.id])
             )
-            if row is not None and row["path"] != put.path:
-                raise Conflict(
-                    f"a note already exists at {row['path']!r}; paths differing only in case"
-                    " name the same note",
-                    code="path_case_conflict",
-                )
-            check_expected(put.path, put.expected_version, row["version"] if row else None)
-            size = put.size
-            if row is not None and row["sha256"] == put.sha256:
-                results.append(_select_note(conn, "n.id = ?", (row["id"],)))
-                continue  # identical markdown: no new version
-            tags_json = json.dumps(put.tags)
-            if row is not None:
-                note_id, version, created_at = row["id"], row["version"] + 1, row["created_at"]
-                updates.append((put.title, tags_json, version, size, put.sha256, now, note_id))
-                rewritten.append(note_id)
-                added_bytes += size - row["size"]
+            cost += decision.cost
+            if decision.writes:
+                rows.add(put, decision)
+                results.append(decision.note(put, now=now))
             else:
-                deleted = self._deleted(put.path) if revivable else None
-                if deleted is not None:
-                    # Re-creating a deleted note revives it, so its history continues.
-                    note_id, version = deleted["id"], deleted["version"] + 1
-                    created_at = deleted["created_at"]
-                    conn.execute(
-                        "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
-                        " updated_at = ?, deleted_at = NULL WHERE id = ?",
-                        (put.title, tags_json, version, size, put.sha256, now, note_id),
-                    )
-                    rewritten.append(note_id)
-                else:
-                    note_id, version, created_at = uuid.uuid4().hex, 1, now
-                    inserts.append(
-                        (
-                            note_id,
-                            account_id,
-                            put.path,
-                            key,
-                            paths.link_key(put.path),
-                            paths.name_key(put.path),
-                            put.title,
-                            tags_json,
-                            version,
-                            size,
-                            put.sha256,
-                            now,
-                            now,
-                        )
-                    )
-                added_notes += 1
-                added_bytes += size
-            written.append((put, note_id, version, size))
-            results.append(
-                Note(
-                    id=note_id,
-                    path=put.path,
-                    title=put.title,
-                    tags=tuple(put.tags),
-                    version=version,
-                    size=size,
-                    created_at=created_at,
-                    updated_at=now,
-                    markdown=put.markdown,
-                    sha256=put.sha256,
-                )
-            )
-        self._write(inserts, updates, rewritten, written)
-        return results, previous, write_plan.Cost(added_notes, added_bytes)
+                results.append(_select_note(conn, "n.id = ?", (decision.note_id,)))
+        rows.write(conn)
+        return results, previous, cost
 
-    def _write(
-        self,
-        inserts: list[tuple[object, ...]],
-        updates: list[tuple[object, ...]],
-        rewritten: list[str],
-        written: list[tuple[PutNote, str, int, int]],
-    ) -> None:
-        conn, account_id, now = self.conn, self.account_id, self.now
-        conn.executemany(
-            "INSERT INTO notes (id, account_id, path, path_key, link_key, name_key, title, tags,"
-            " version, size, sha256, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            inserts,
-        )
-        conn.executemany(
-            "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
-            " updated_at = ? WHERE id = ?",
-            updates,
-        )
-        conn.executemany(
-            "INSERT INTO versions (note_id, version, account_id, path, size, sha256, markdown,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (note_id, version, account_id, put.path, size, put.sha256, put.markdown, now)
-                for put, note_id, version, size in written
-            ],
-        )
-        conn.executemany(
-            "DELETE FROM versions WHERE note_id = ? AND version <= ?",
-            [
-                (note_id, version - VERSIONS_KEPT)
-                for _, note_id, version, _ in written
-                if version > VERSIONS_KEPT
-            ],
-        )
-        conn.executemany("DELETE FROM note_tags WHERE note_id = ?", [(i,) for i in rewritten])
-        conn.executemany("DELETE FROM links WHERE note_id = ?", [(i,) for i in rewritten])
-        conn.executemany(
-            "INSERT INTO note_tags (note_id, account_id, tag_key, tag) VALUES (?, ?, ?, ?)",
-            [
-                (note_id, account_id, key, tag)
-                for put, note_id, _, _ in written
-                for key, tag in _unique_tags(put.tags)
-            ],
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO links (note_id, account_id, target_key, has_folder)"
-            " VALUES (?, ?, ?, ?)",
-            [
-                (note_id, account_id, link.target_key, int(link.has_folder))
-                for put, note_id, _, _ in written
-                for link in put.links
-            ],
-        )
-
-    def _live(self, path_keys: list[str]) -> dict[str, sqlite3.Row]:
-        found: dict[str, sqlite3.Row] = {}
+    def _live(self, path_keys: list[str]) -> dict[str, write_plan.LiveNote]:
+        found: dict[str, write_plan.LiveNote] = {}
         for chunk in _chunks(path_keys):
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
@@ -935,11 +766,11 @@ class _BulkPut:
                 f" WHERE account_id = ? AND path_key IN ({marks}) AND deleted_at IS NULL",
                 [self.account_id, *chunk],
             ).fetchall()
-            found.update((r["path_key"], r) for r in rows)
+            found.update((r["path_key"], _live_note(r)) for r in rows)
         return found
 
     def _links_of(self, note_ids: list[str]) -> dict[str, tuple[LinkRef, ...]]:
-        found: dict[str, list[LinkRef]] = {}
+        found: dict[str, list[LinkRef]] = {note_id: [] for note_id in note_ids}
         for chunk in _chunks(note_ids):
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
@@ -948,9 +779,7 @@ class _BulkPut:
                 chunk,
             ).fetchall()
             for r in rows:
-                found.setdefault(r["note_id"], []).append(
-                    LinkRef(r["target_key"], bool(r["has_folder"]))
-                )
+                found[r["note_id"]].append(LinkRef(r["target_key"], bool(r["has_folder"])))
         return {note_id: tuple(refs) for note_id, refs in found.items()}
 
     def _has_deleted(self) -> bool:
@@ -960,21 +789,100 @@ class _BulkPut:
         ).fetchone()
         return bool(row[0])
 
-    def _deleted(self, path: str) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = self.conn.execute(
-            "SELECT id, version, created_at FROM notes WHERE account_id = ? AND path = ?"
-            " AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
-            (self.account_id, path),
-        ).fetchone()
-        return row
 
+class _NoteRows:
+    """The rows planned puts write (a note row, a version, its tags and links), with one
+    statement per table however many puts there are."""
 
-def _unique_tags(tags: Sequence[str]) -> list[tuple[str, str]]:
-    """(tag_key, tag) per tag, the first spelling of each case-insensitive tag."""
-    seen: dict[str, str] = {}
-    for tag in tags:
-        seen.setdefault(tag.casefold(), tag)
-    return list(seen.items())
+    def __init__(self, account_id: str, now: float) -> None:
+        self.account_id = account_id
+        self.now = now
+        self.inserts: list[tuple[object, ...]] = []
+        self.updates: list[tuple[object, ...]] = []
+        self.rewritten: list[str] = []  # existing note rows whose tags and links are replaced
+        self.written: list[tuple[PutNote, write_plan.PutDecision]] = []
+
+    def add(self, put: PutNote, decision: write_plan.PutDecision) -> None:
+        note_id, now = decision.note_id, self.now
+        tags_json = json.dumps(put.tags)
+        if decision.kind is write_plan.PutKind.CREATE:
+            self.inserts.append(
+                (
+                    note_id,
+                    self.account_id,
+                    put.path,
+                    paths.path_key(put.path),
+                    paths.link_key(put.path),
+                    paths.name_key(put.path),
+                    put.title,
+                    tags_json,
+                    decision.version,
+                    put.size,
+                    put.sha256,
+                    now,
+                    now,
+                )
+            )
+        else:  # a new version of the live note, or of the deleted one it revives
+            self.updates.append(
+                (put.title, tags_json, decision.version, put.size, put.sha256, now, note_id)
+            )
+            self.rewritten.append(note_id)
+        self.written.append((put, decision))
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        account_id, now = self.account_id, self.now
+        conn.executemany(
+            "INSERT INTO notes (id, account_id, path, path_key, link_key, name_key, title, tags,"
+            " version, size, sha256, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.inserts,
+        )
+        conn.executemany(
+            "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
+            " updated_at = ?, deleted_at = NULL WHERE id = ?",
+            self.updates,
+        )
+        conn.executemany(
+            "INSERT INTO versions (note_id, version, account_id, path, size, sha256, markdown,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    d.note_id,
+                    d.version,
+                    account_id,
+                    put.path,
+                    put.size,
+                    put.sha256,
+                    put.markdown,
+                    now,
+                )
+                for put, d in self.written
+            ],
+        )
+        conn.executemany(
+            "DELETE FROM versions WHERE note_id = ? AND version <= ?",
+            [(d.note_id, d.trim_version) for _, d in self.written if d.trim_version is not None],
+        )
+        conn.executemany("DELETE FROM note_tags WHERE note_id = ?", [(i,) for i in self.rewritten])
+        conn.executemany("DELETE FROM links WHERE note_id = ?", [(i,) for i in self.rewritten])
+        conn.executemany(
+            "INSERT INTO note_tags (note_id, account_id, tag_key, tag) VALUES (?, ?, ?, ?)",
+            [
+                (d.note_id, account_id, key, tag)
+                for put, d in self.written
+                for key, tag in distinct_tags(put.tags).items()
+            ],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO links (note_id, account_id, target_key, has_folder)"
+            " VALUES (?, ?, ?, ?)",
+            [
+                (d.note_id, account_id, link.target_key, int(link.has_folder))
+                for put, d in self.written
+                for link in put.links
+            ],
+        )
 
 
 def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
