@@ -61,7 +61,7 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parent.parent
 # Run as a script, bench/ is sys.path[0], where any bench/<name>.py would shadow the
 # package of that name (the MCP SDK). Import from the repo root instead,
-# as pytest does: bench.synth, and tests.aws_env (the moto setup the test suite uses).
+# as pytest does: bench.synth, and tests.support.aws (the moto setup the test suite uses).
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
@@ -80,7 +80,7 @@ from memvault.services.context import Caller, Surface  # noqa: E402
 from memvault.services.recall import RecallService  # noqa: E402
 from memvault.services.vault import build_put  # noqa: E402
 from memvault.settings import Settings  # noqa: E402
-from tests.aws_env import REGION, create_resources, serial_moto  # noqa: E402
+from tests.support.aws import REGION, create_resources, lean_moto, serial_moto  # noqa: E402
 
 SEED = 1
 TARGETS = {"read": 3, "write": 6}  # storage requests per operation, indexing excluded
@@ -163,95 +163,6 @@ def started_node(port: int) -> Iterator[str]:
             stderr=sys.stderr,
             check=False,
         )
-
-
-# ---------------------------------------------------------------------- moto
-@contextmanager
-def lean_moto() -> Iterator[None]:
-    """moto's DynamoDB without two whole-table costs that would swamp every figure here.
-
-    moto 5 (a) backs up a TransactWriteItems by deep-copying the *whole table* once per
-    item of the transaction, and (b) answers a Query by sorting the *whole table* and
-    scanning the partition: both O(table) with heavy constants, seconds per write at a
-    few thousand notes. Here (a) snapshots only the items the transaction touches and
-    restores those on failure (the same all-or-nothing outcome), and (b) hands moto's
-    own Query code only the partition's items under the key prefix (same answer, same
-    paging). Index (GSI) queries are left alone. Request counts do not depend on this
-    (``--plain-moto`` runs without it, to check on a small vault).
-    """
-    from moto.dynamodb import models as ddb_models
-    from moto.dynamodb.models import table as ddb_table
-
-    backend_cls: Any = ddb_models.DynamoDBBackend
-    table_cls: Any = ddb_table.Table
-    original_transact = backend_cls.transact_write_items
-    original_query = table_cls.query
-    real_copy = ddb_models.copy
-
-    class _NoTableCopy:
-        @staticmethod
-        def deepcopy(obj: Any, memo: Any = None) -> Any:
-            return obj if isinstance(obj, ddb_table.Table) else real_copy.deepcopy(obj, memo)
-
-    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
-        touched: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
-        for entry in transact_items:
-            op = next(iter(entry.values()))
-            name = op.get("TableName")
-            try:
-                table = self.get_table(name)
-                if "Item" in op:
-                    attrs = (table.hash_key_attr, table.range_key_attr)
-                    key = {a: op["Item"][a] for a in attrs if a and a in op["Item"]}
-                else:
-                    key = op["Key"]
-                current = self.get_item(name, key)
-            except Exception:
-                continue  # an invalid action: moto refuses it before changing anything
-            before = real_copy.deepcopy(current.to_json()["Attributes"]) if current else None
-            touched.append((name, key, before))
-        ddb_models.copy = _NoTableCopy  # type: ignore[assignment]
-        try:
-            original_transact(self, transact_items)
-        except Exception:
-            for name, key, before in reversed(touched):
-                if before is None:
-                    self.delete_item(name, key)
-                else:
-                    self.put_item(name, before)
-            raise
-        finally:
-            ddb_models.copy = real_copy
-
-    def query(
-        self: Any,
-        hash_key: Any,
-        range_comparison: str | None,
-        range_objs: list[Any],
-        *args: Any,
-        **kwargs: Any,
-    ) -> Any:
-        index_name = args[4] if len(args) > 4 else kwargs.get("index_name")
-        partition = self.items.get(hash_key) if hash_key is not None else None
-        if index_name or not self.range_key_attr or not isinstance(partition, dict):
-            return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
-        items = list(partition.values())
-        if range_comparison == "BEGINS_WITH" and isinstance(range_objs[0].value, str):
-            prefix = range_objs[0].value
-            items = [i for i in items if str(i.range_key.value).startswith(prefix)]
-        self.all_items = lambda: items  # what moto's own code filters and sorts
-        try:
-            return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
-        finally:
-            del self.all_items
-
-    backend_cls.transact_write_items = transact_write_items
-    table_cls.query = query
-    try:
-        yield
-    finally:
-        backend_cls.transact_write_items = original_transact
-        table_cls.query = original_query
 
 
 # ---------------------------------------------------------------------- counting

@@ -73,7 +73,7 @@ TARGET_TTFB_MS = 5.0
 UPSTREAM_SCRIPT = """
 import sys, time
 sys.path.insert(0, {repo!r})
-from tests.upstream import Reply, ScriptedUpstream
+from tests.support.upstream import Reply, ScriptedUpstream
 up = ScriptedUpstream().start()
 answer = Reply(text="Here is what I found in your notes.", input_tokens=900, output_tokens=9)
 up.set_default(answer)

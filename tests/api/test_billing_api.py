@@ -13,7 +13,7 @@ import pytest
 from memvault.domain.models import UsageRecord
 from memvault.errors import PaymentRequired
 from tests.api.helpers import error_of
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer
 
 DAY = 86_400
 

@@ -21,7 +21,6 @@ from memvault.domain.budgets import Bucket
 from memvault.domain.models import Limits
 from memvault.errors import RateLimited
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
-from tests.conftest import FakeClock, LiveServer, backend_settings, serve
 from tests.contract.test_import_export import (
     MARKER,
     REFUSALS,
@@ -29,6 +28,9 @@ from tests.contract.test_import_export import (
     make_zip,
     noise,
 )
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, serve
 
 ZIP = {"Content-Type": "application/zip"}
 SMALL_LIMIT = 64 * 1024

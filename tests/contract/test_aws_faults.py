@@ -21,8 +21,9 @@ from memvault.adapters.aws.search import OpenSearchIndex, make_client
 from memvault.container import Services, build_services
 from memvault.errors import Conflict, ServiceUnavailable
 from memvault.services.context import Caller
-from tests.aws_env import REGION
-from tests.conftest import FakeClock, aws_settings
+from tests.support.aws import REGION
+from tests.support.backends import aws_settings
+from tests.support.clock import FakeClock
 
 MARKER = "quokka"
 EXISTING = 20

@@ -30,8 +30,8 @@ from memvault.services.accounts import LOCAL_ACCOUNT_ID, hash_key
 from memvault.services.context import Caller
 from memvault.services.recall import RecallService
 from memvault.services.vault import build_put
-from tests.aws_env import REGION
-from tests.conftest import FakeClock
+from tests.support.aws import REGION
+from tests.support.clock import FakeClock
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from memvault.services.accounts import LOCAL_ACCOUNT_ID as LOCAL
 from memvault.services.accounts import AccountService, hash_key
 from memvault.services.context import Caller
 from memvault.services.vault import build_put
-from tests.conftest import FakeClock
+from tests.support.clock import FakeClock
 
 # The api_keys and accounts tables as the first release created them.
 OLD_SCHEMA = """

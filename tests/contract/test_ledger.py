@@ -13,7 +13,7 @@ from memvault.container import Services
 from memvault.domain.models import ApiKey, KeySettings, Toggles, UsageRecord
 from memvault.errors import InvalidInput, PaymentRequired
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
-from tests.conftest import FakeClock
+from tests.support.clock import FakeClock
 
 DAY = 86_400
 

@@ -7,8 +7,8 @@ import pytest
 from memvault.container import Services
 from memvault.errors import Conflict, InvalidInput, NotFound, RateLimited
 from memvault.services.context import Caller, Surface
-from tests.conftest import FakeClock
-from tests.hostile_queries import HOSTILE_QUERIES
+from tests.support.clock import FakeClock
+from tests.support.hostile_queries import HOSTILE_QUERIES
 
 
 def paths_of(notes: list) -> list[str]:  # type: ignore[type-arg]

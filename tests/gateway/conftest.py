@@ -1,7 +1,7 @@
 """Fixtures for the gateway tests: a scripted upstream and memvault in front of it.
 
 memvault runs on a real uvicorn server on 127.0.0.1 and the tests talk to it with the
-official openai and anthropic SDKs; the upstream is ``tests.upstream.ScriptedUpstream``,
+official openai and anthropic SDKs; the upstream is ``tests.support.upstream.ScriptedUpstream``,
 the one stand-in (no model provider is reachable here).
 """
 
@@ -18,8 +18,10 @@ import pytest
 
 from memvault.container import build_services
 from memvault.domain.models import Toggles, UsageRecord
-from tests.conftest import FakeClock, LiveServer, backend_settings, serve
-from tests.upstream import ScriptedUpstream
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, serve
+from tests.support.upstream import ScriptedUpstream
 
 UPSTREAM_OPENAI_KEY = "sk-upstream-openai"
 UPSTREAM_ANTHROPIC_KEY = "sk-ant-upstream"

@@ -20,10 +20,12 @@ import httpx
 import pytest
 
 from memvault.container import build_services
-from tests.conftest import FakeClock, LiveServer, backend_settings, serve
 from tests.gateway.conftest import anthropic_client, gateway_overrides, openai_client
-from tests.upstream import ScriptedUpstream
-from tests.upstream.app import UpstreamApp
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, serve
+from tests.support.upstream import ScriptedUpstream
+from tests.support.upstream.app import UpstreamApp
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"

@@ -23,7 +23,6 @@ import httpx
 import openai
 import pytest
 
-from tests.conftest import FakeClock, LiveServer, free_port
 from tests.gateway.conftest import issue_key
 from tests.gateway.protocol_helpers import (
     RawStream,
@@ -34,7 +33,9 @@ from tests.gateway.protocol_helpers import (
     raw_stream,
     sdk_call,
 )
-from tests.upstream import Fault, Hang, Malformed, Reply, ScriptedUpstream, ToolCall
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, free_port
+from tests.support.upstream import Fault, Hang, Malformed, Reply, ScriptedUpstream, ToolCall
 
 FORMATS = ["openai", "anthropic"]
 TOGGLES = [False, True]

@@ -9,9 +9,9 @@ import pytest
 
 from memvault.domain.pricing import cost_micros
 from memvault.services.context import Caller, Surface
-from tests.conftest import LiveServer
 from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
-from tests.upstream import Reply, ScriptedUpstream, ToolCall
+from tests.support.servers import LiveServer
+from tests.support.upstream import Reply, ScriptedUpstream, ToolCall
 
 USER = Caller(account_id="local", surface=Surface.REST)
 MODEL = "gpt-4o-mini"
@@ -103,7 +103,7 @@ def test_a_request_is_charged_what_upstream_reported_over_every_round(
 def test_an_upstream_failure_releases_the_hold(
     gateway: LiveServer, upstream: ScriptedUpstream
 ) -> None:
-    from tests.upstream import Fault
+    from tests.support.upstream import Fault
 
     billing = gateway.services.billing
     billing.set_balance("local", 1_000_000)

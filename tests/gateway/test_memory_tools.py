@@ -15,10 +15,10 @@ from memvault.gateway.formats.anthropic import MEMORY_TOOLS as ANTHROPIC_MEMORY_
 from memvault.gateway.formats.openai import MEMORY_TOOLS as OPENAI_MEMORY_TOOLS
 from memvault.services.context import Caller, Surface
 from memvault.tools import TOOL_NAMES, VAULT_INSTRUCTIONS
-from tests.conftest import LiveServer
 from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
 from tests.gateway.protocol_helpers import minimal_body, raw_stream
-from tests.upstream import Reply, ScriptedUpstream, ToolCall
+from tests.support.servers import LiveServer
+from tests.support.upstream import Reply, ScriptedUpstream, ToolCall
 
 USER = Caller(account_id="local", surface=Surface.REST)
 CLIENT_TOOL = {

@@ -27,7 +27,6 @@ import pytest
 from memvault.api.routers.inference import READ_BEFORE_KEY_CHECK
 from memvault.services.context import Caller, Surface
 from memvault.tools import TOOL_NAMES
-from tests.conftest import LiveServer
 from tests.gateway.conftest import (
     UPSTREAM_ANTHROPIC_KEY,
     UPSTREAM_OPENAI_KEY,
@@ -53,7 +52,8 @@ from tests.gateway.protocol_helpers import (
     sdk_call,
     slow_upstream,
 )
-from tests.upstream import Reply, ScriptedUpstream, ToolCall
+from tests.support.servers import LiveServer
+from tests.support.upstream import Reply, ScriptedUpstream, ToolCall
 
 FORMATS = ["openai", "anthropic"]
 # A tiny valid PNG, as a client would attach it.

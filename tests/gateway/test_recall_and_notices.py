@@ -13,9 +13,9 @@ from memvault.errors import ServiceUnavailable
 from memvault.services.accounts import hash_key, new_secret
 from memvault.services.context import Caller, Surface
 from memvault.tools import VAULT_INSTRUCTIONS
-from tests.conftest import LiveServer
 from tests.gateway.conftest import anthropic_client, issue_key, openai_client
-from tests.upstream import Reply, ScriptedUpstream, ToolCall
+from tests.support.servers import LiveServer
+from tests.support.upstream import Reply, ScriptedUpstream, ToolCall
 
 USER = Caller(account_id="local", surface=Surface.REST)
 CONVERSATION: list[dict[str, Any]] = [

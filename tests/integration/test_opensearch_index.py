@@ -32,8 +32,8 @@ from memvault.domain.markdown import SEARCH_BODY_LIMIT_BYTES
 from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
 from memvault.domain.query import TermSelection, search_terms
 from memvault.errors import InvalidInput, ServiceUnavailable
-from tests.hostile_queries import HOSTILE_QUERIES
-from tests.opensearch_node import opensearch_url, require_reason
+from tests.support.hostile_queries import HOSTILE_QUERIES
+from tests.support.opensearch import opensearch_url, require_reason
 
 NOW = 1_780_000_000.0
 DAY = 86_400.0

@@ -1,4 +1,9 @@
-"""Fixtures for the MCP tests: live servers on both backends, keys with and without MCP."""
+"""Fixtures for the MCP tests: live servers, keys with and without MCP.
+
+The MCP HTTP surface runs on the embedded backend (it is the same code on every
+backend); the tools' own tests (test_tools.py) and the Lambda function's
+(test_mcp_lambda.py, which calls tools/list and tools/call on AWS) run on both.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,15 @@ import pytest
 
 from memvault.container import build_services
 from memvault.domain.models import Toggles
-from tests.conftest import FakeClock, LiveServer, backend_settings, serve
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, serve
+
+
+@pytest.fixture(params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
 
 # Small budgets, so a test can spend one: the clock is a FakeClock, so nothing refills
 # until a test advances it.

@@ -8,9 +8,11 @@ import pytest
 
 from memvault.container import build_services
 from memvault.mcp.http import HostPolicy
-from tests.conftest import FakeClock, LiveServer, backend_settings, serve
 from tests.mcp.conftest import issue_key
 from tests.mcp.helpers import MODES, connect_error, initialize, post, rpc, run
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, serve
 
 LIST = rpc("tools/call", {"name": "memory_list", "arguments": {}})
 

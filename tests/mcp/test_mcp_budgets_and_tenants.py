@@ -6,9 +6,9 @@ from typing import Any
 
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller
-from tests.conftest import LiveServer
 from tests.mcp.conftest import TIGHT_BUDGET, issue_key
 from tests.mcp.helpers import connect, run, text
+from tests.support.servers import LiveServer
 
 
 def mcp_calls(

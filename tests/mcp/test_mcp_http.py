@@ -15,8 +15,8 @@ from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller
 from memvault.services.vault import build_put
 from memvault.tools import TOOL_NAMES, TOOLS, VAULT_INSTRUCTIONS
-from tests.conftest import LiveServer
 from tests.mcp.helpers import MODES, NEGOTIATED, connect, initialize, post, rpc, run, text
+from tests.support.servers import LiveServer
 
 
 async def call(client: Client, name: str, **arguments: Any) -> tuple[str, bool]:

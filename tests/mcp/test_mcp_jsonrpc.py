@@ -8,8 +8,8 @@ import pytest
 from mcp_types.version import LATEST_PROTOCOL_VERSION
 
 from memvault.domain.models import MAX_NOTE_BYTES
-from tests.conftest import LiveServer
 from tests.mcp.helpers import post, rpc
+from tests.support.servers import LiveServer
 
 V = "2025-06-18"
 

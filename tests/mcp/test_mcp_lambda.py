@@ -22,8 +22,16 @@ from memvault.mcp.http import create_mcp_app
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller
 from memvault.tools import TOOL_NAMES
-from tests.conftest import FakeClock, backend_settings
 from tests.mcp.helpers import INIT_PARAMS, rpc
+from tests.support.backends import BACKENDS, backend_settings
+from tests.support.clock import FakeClock
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Both backends here (the MCP conftest pins the HTTP surface's tests to SQLite)."""
+    return str(request.param)
+
 
 HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
 Invoke = Callable[..., tuple[int, dict[str, str], Any]]

@@ -21,6 +21,14 @@ from memvault.tools import (
     WriteAllowance,
     run_tool,
 )
+from tests.support.backends import BACKENDS
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Both backends here (the MCP conftest pins the HTTP surface's tests to SQLite)."""
+    return str(request.param)
+
 
 GATEWAY = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.TOOLS, key_id="k1")
 USER = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)

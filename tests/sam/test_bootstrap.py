@@ -12,7 +12,7 @@ from memvault.cli.bootstrap import account_id_for, table_from_stack
 from memvault.cli.main import app
 from memvault.container import build_services
 from memvault.settings import get_settings
-from tests.conftest import aws_settings
+from tests.support.backends import aws_settings
 
 
 @pytest.fixture

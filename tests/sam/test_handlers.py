@@ -33,10 +33,12 @@ from memvault.services.context import Caller, Surface
 from memvault.services.retention import DAY_SECONDS
 from memvault.settings import Settings, get_settings
 from memvault.tools import TOOL_NAMES
-from tests.aws_env import REGION
-from tests.conftest import FakeClock, aws_settings, free_port
-from tests.upstream import ScriptedUpstream
-from tests.upstream.steps import Reply
+from tests.support.aws import REGION
+from tests.support.backends import aws_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import free_port
+from tests.support.upstream import ScriptedUpstream
+from tests.support.upstream.steps import Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"

@@ -1,14 +1,13 @@
-"""The Lambda layer: what it installs agrees with pyproject.toml, and it fits in Lambda.
+"""The Lambda layer: what it installs agrees with pyproject.toml and the template.
 
-The size check builds the layer for real (manylinux wheels for python3.12 x86_64 from
-PyPI, about 30 s here) with scripts/package_check.py, as `make package-check` does.
+Whether it fits in Lambda is `make package-check` (scripts/package_check.py): it builds
+the layer for real from PyPI's manylinux wheels (about 30 s and a download), which is
+no job for the test suite.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import tomllib
 
 from tests.sam.template_helpers import ROOT, source
@@ -47,17 +46,3 @@ def test_layer_build_targets_the_template_runtime() -> None:
         "CompatibleArchitectures"
     ] == ["x86_64"]
     assert '"$(ARTIFACTS_DIR)/python/memvault"' in makefile
-
-
-def test_each_function_with_the_layer_fits_in_lambda() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "package_check.py")],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    print(done.stdout)  # the figures, for the log (-s or on failure)
-    assert done.returncode == 0, done.stdout + done.stderr
-    sizes = re.findall(r"^(\w+) +code .*= +([\d.]+) MB of 250 MB", done.stdout, re.M)
-    assert {name for name, _ in sizes} == {"inference", "management", "mcp", "retention"}
-    assert all(0 < float(mb) < 250 for _, mb in sizes)

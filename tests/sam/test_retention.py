@@ -5,7 +5,7 @@ from __future__ import annotations
 from memvault.container import Services
 from memvault.services.context import Caller
 from memvault.services.retention import DAY_SECONDS, RetentionService
-from tests.conftest import FakeClock
+from tests.support.clock import FakeClock
 
 
 def _sweeper(services: Services, keep_days: int = 30) -> RetentionService:

@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from memvault.adapters.aws.secrets import resolve_provider_keys
 from memvault.settings import Settings
-from tests.aws_env import REGION, serial_moto
+from tests.support.aws import REGION, serial_moto
 
 
 class _Unused:

@@ -16,7 +16,6 @@ from starlette.routing import Route
 from memvault.api.app import Surface, create_app
 from memvault.container import build_services
 from memvault.settings import Settings
-from tests.aws_env import REGION, create_resources, serial_moto, table_definition
 from tests.sam.template_helpers import (
     FUNCTIONS,
     ROOT,
@@ -28,6 +27,7 @@ from tests.sam.template_helpers import (
     source,
     transformed,
 )
+from tests.support.aws import REGION, create_resources, serial_moto, table_definition
 
 SURFACE_FUNCTION: dict[Surface, str] = {
     "management": "ManagementFunction",

@@ -23,6 +23,7 @@ from memvault.domain.recall import (
     updated_date,
 )
 from memvault.tokens import count_tokens
+from tests.support.hypothesis import examples
 
 NOW = 1_780_000_000.0  # 2026-05-28 UTC
 ELEMENT_RE = re.compile(
@@ -115,7 +116,7 @@ def note_lists(draw: st.DrawFn) -> list[RecallNote]:
     return [note(p, t, score=-i) for i, (p, t) in enumerate(zip(paths, texts, strict=True))]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     note_lists(), st.integers(min_value=40, max_value=600), st.integers(min_value=1, max_value=6)
 )
@@ -125,7 +126,7 @@ def test_the_block_is_fenced_within_budget_and_cut_cleanly(
     check_block(notes, assemble(notes, budget, max_notes), budget, max_notes)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.booleans().flatmap(
         lambda long_lines: note_texts(8, st.just(" ") if long_lines else separators)
@@ -197,7 +198,7 @@ def assert_clean_cut(original: str, shown: str, added_fence: str) -> None:
         assert shown.split("\n")[-1].count("`") % 2 == 0, "cut inside a code span"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=300), st.integers(min_value=0, max_value=400))
 def test_arbitrary_text_never_escapes_the_block(markdown: str, budget: int) -> None:
     block = assemble([note("n.md", markdown)], budget)
@@ -393,7 +394,7 @@ def test_count_tokens_takes_the_predicting_path() -> None:
     assert isinstance(Misleading(1.0), TokenCounter)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     note_lists(),
     st.integers(min_value=40, max_value=600),
@@ -407,7 +408,7 @@ def test_every_counter_keeps_the_block_within_budget_and_cut_cleanly(
     check_block(notes, block, budget, max_notes)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     note_texts(8),
     st.integers(min_value=6, max_value=40),
@@ -469,7 +470,7 @@ def test_the_predicting_path_tokenizes_little_more_than_the_block() -> None:
 # its room is the same: the block is the one assembling from scratch gives.
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(note_lists(), min_size=2, max_size=4),
     st.integers(min_value=40, max_value=600),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from memvault import tokens
 from memvault.tokens import IMAGE_TOKENS, count_tokens, estimate_request_tokens
+from tests.support.hypothesis import examples
 
 PROSE = "The launch moved to Friday; the checklist lives in [[Checklist]]. "
 
@@ -258,13 +259,13 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(json_values, json_values)
 def test_arbitrary_json_never_raises(messages: Any, tools_value: Any) -> None:
     assert estimate_request_tokens({"messages": messages, "tools": tools_value}) >= 0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=200), min_size=1, max_size=10))
 def test_message_text_is_never_undercounted(texts: list[str]) -> None:
     body = {"messages": [{"role": "user", "content": text} for text in texts]}
@@ -288,7 +289,7 @@ def test_count_within_takes_lone_surrogates() -> None:
     assert count_tokens.count_within("a\ud800b", 10) == count_tokens("a\ufffdb")
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.text(max_size=200))
 def test_token_ends_locate_every_token(text: str) -> None:
     ends = count_tokens.token_ends(text)
@@ -315,7 +316,7 @@ def test_token_ends_predict_prefix_counts() -> None:
     assert count_tokens.token_ends("") == [] and count_tokens.token_ends("a\ud800b") is None
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(max_size=80), st.text(max_size=80))
 def test_counts_add_across_a_newline_before_a_tag(before: str, after: str) -> None:
     # What lets recall sum its pieces' counts instead of counting the block again.
@@ -437,7 +438,7 @@ class CountingTokenizer:
         return str(self.real.decode(ids))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(min_size=100, max_size=400), st.integers(min_value=-1, max_value=200))
 def test_the_remembering_counter_answers_as_the_plain_one(text: str, limit: int) -> None:
     for _ in range(2):  # unknown, then remembered

@@ -16,7 +16,7 @@ import httpx2
 import openai
 import pytest
 
-from tests.upstream import Fault, Hang, Malformed, Reply, ScriptedUpstream, ToolCall
+from tests.support.upstream import Fault, Hang, Malformed, Reply, ScriptedUpstream, ToolCall
 
 USER: Any = [{"role": "user", "content": "hi"}]
 WEATHER_TOOL: Any = {

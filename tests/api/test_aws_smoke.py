@@ -1,0 +1,169 @@
+"""One pass over every management route on the AWS backend, on a real server.
+
+The REST suite's behaviour tests run on the embedded backend (tests/api/conftest.py);
+the services behind the routes run their full contract suite on both backends
+(tests/contract). This pass is what ties the two together on AWS: each route, called
+over HTTP as a client would, against DynamoDB and S3 on moto and the real OpenSearch
+node, answers as documented. The last test fails when a route is added without being
+called here, so no route can lose its AWS coverage unnoticed.
+
+(The gateway's routes run on both backends in tests/gateway; MCP's in tests/mcp.)
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.routing import Match
+
+from memvault.api.app import create_app
+from memvault.container import build_services
+from tests.api.helpers import url
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, serve
+
+PLAN = "projects/Launch plan.md"
+
+
+@pytest.fixture
+def aws_server(tmp_path: Path, clock: FakeClock) -> Iterator[LiveServer]:
+    with backend_settings(tmp_path, "aws") as settings:
+        yield from serve(build_services(settings, clock=clock), clock)
+
+
+class RecordingClient:
+    """An httpx client that notes which route template each request matched."""
+
+    def __init__(self, server: LiveServer, calls: set[tuple[str, str]]) -> None:
+        self._client = server.client()
+        self._routes = create_app(server.services).routes
+        self._calls = calls
+
+    def request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        response = self._client.request(method, path, **kwargs)  # type: ignore[arg-type]
+        scope = {"type": "http", "method": method, "path": httpx.URL(path).path}
+        for route in self._routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                self._calls.add((method, getattr(route, "path", "")))
+                break
+        return response
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def ok(response: httpx.Response, status: int = 200) -> httpx.Response:
+    assert response.status_code == status, response.text
+    return response
+
+
+def notes_versions_links_and_search(c: RecordingClient) -> None:
+    markdown = "---\ntags: [launch]\n---\n# Launch plan\n\nShip the beta on Friday. [[Checklist]]\n"
+    created = ok(
+        c.request(
+            "PUT", url(PLAN), content=markdown.encode(), headers={"Content-Type": "text/markdown"}
+        ),
+        201,
+    ).json()
+    assert created["note"]["version"] == 1 and created["note"]["tags"] == ["launch"]
+    ok(c.request("PUT", url("Checklist.md"), json={"markdown": "# Checklist\n\n- beta\n"}), 201)
+
+    listed = ok(c.request("GET", "/v1/notes?folder=projects")).json()
+    assert [n["path"] for n in listed["notes"]] == [PLAN]
+    read = ok(c.request("GET", url(PLAN)))
+    assert read.headers["ETag"] == '"1"' and read.json()["markdown"] == markdown
+
+    appended = ok(c.request("POST", url(PLAN, "/append"), json={"text": "Owner: Ana."})).json()
+    assert appended["note"]["version"] == 2
+    versions = ok(c.request("GET", url(PLAN, "/versions"))).json()
+    assert [v["version"] for v in versions] == [2, 1]
+    assert ok(c.request("GET", url(PLAN, "/versions/1"))).json()["markdown"] == markdown
+    restored = ok(c.request("POST", url(PLAN, "/versions/1/restore"))).json()
+    assert restored["note"]["version"] == 3
+
+    backlinks = ok(c.request("GET", url("Checklist.md", "/backlinks"))).json()
+    assert [b["path"] for b in backlinks] == [PLAN]
+    hits = ok(c.request("GET", "/v1/search?q=beta+friday")).json()["results"]
+    assert hits[0]["path"] == PLAN and "<mark>" in hits[0]["snippet"]
+    recent = ok(c.request("GET", "/v1/recent")).json()
+    assert {n["path"] for n in recent} == {PLAN, "Checklist.md"}
+    assert ok(c.request("GET", "/v1/tags")).json() == {"launch": 1}
+
+    moved = ok(c.request("POST", url("Checklist.md", "/move"), json={"to": "lists/Checklist.md"}))
+    assert moved.json()["path"] == "lists/Checklist.md"
+    ok(c.request("DELETE", url("lists/Checklist.md")), 204)
+    ok(c.request("DELETE", url("lists/Checklist.md", "/history")), 204)
+    gone = c.request("GET", url("lists/Checklist.md", "/versions"))
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "note_not_found"
+
+
+def export_and_import(c: RecordingClient) -> None:
+    ok(c.request("PUT", url("a/One.md"), json={"markdown": "# One\n\nfirst [[Two]]\n"}), 201)
+    ok(c.request("PUT", url("Two.md"), json={"markdown": "# Two\n"}), 201)
+    exported = ok(c.request("GET", "/v1/export"))
+    with zipfile.ZipFile(io.BytesIO(exported.content)) as archive:
+        assert sorted(archive.namelist()) == ["Two.md", "a/One.md", PLAN]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("b/Three.md", "# Three\n\nsee [[Two]]\n")
+    imported = ok(
+        c.request(
+            "POST",
+            "/v1/import",
+            content=buffer.getvalue(),
+            headers={"Content-Type": "application/zip"},
+        )
+    ).json()
+    assert (imported["created"], imported["updated"], imported["skipped"]) == (1, 0, 0)
+    assert ok(c.request("GET", url("b/Three.md"))).json()["title"] == "Three"
+    backlinks = ok(c.request("GET", url("Two.md", "/backlinks"))).json()
+    assert sorted(b["path"] for b in backlinks) == ["a/One.md", "b/Three.md"]
+
+
+def keys_account_and_billing(c: RecordingClient) -> None:
+    assert ok(c.request("GET", "/v1/me")).json()["admin"] is True
+    created = ok(c.request("POST", "/v1/keys", json={"name": "ci-bot", "recall": True}), 201)
+    key_id = created.json()["id"]
+    assert created.json()["secret"].startswith("mvk_")
+    assert key_id in {k["id"] for k in ok(c.request("GET", "/v1/keys")).json()}
+    patched = ok(c.request("PATCH", f"/v1/keys/{key_id}", json={"tools": True})).json()
+    assert patched["tools"] is True and patched["recall"] is True
+    assert ok(c.request("DELETE", f"/v1/keys/{key_id}")).json()["revoked_at"] is not None
+
+    assert ok(c.request("GET", "/v1/account")).json()["note_count"] == 4
+    limits = ok(c.request("PATCH", "/v1/account/limits", json={"max_notes": 7})).json()
+    assert limits["max_notes"] == 7
+
+    assert ok(c.request("GET", "/v1/balance")).json()["balance_micros"] is None
+    balance = ok(c.request("POST", "/v1/balance", json={"set_micros": 5_000_000})).json()
+    assert balance["balance_micros"] == 5_000_000
+    usage = ok(c.request("GET", "/v1/usage?from=2026-01-01&to=2026-01-31")).json()
+    assert usage["days"] == [] and usage["totals"]["requests"] == 0
+
+
+def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
+    calls: set[tuple[str, str]] = set()
+    client = RecordingClient(aws_server, calls)
+    try:
+        notes_versions_links_and_search(client)
+        export_and_import(client)
+        keys_account_and_billing(client)
+    finally:
+        client.close()
+    # Every management route of the app must have been called above.
+    app = create_app(aws_server.services, surfaces=("management",))
+    routes = {
+        (method, route.path)
+        for route in app.routes
+        for method in getattr(route, "methods", None) or ()
+        if route.path.startswith("/v1/") and method != "HEAD"
+    }
+    missing = sorted(routes - calls)
+    assert not missing, f"management routes with no AWS smoke call: {missing}"

@@ -1,0 +1,220 @@
+"""The AWS test environment: moto for DynamoDB and S3, resources built from template.yaml.
+
+The table's schema has one source (the template). Everything that costs real time per
+test is done once per process: the template is parsed once, and the boto3 clients that
+create each test's table and bucket are built once (moto intercepts every client made
+after it is imported, whenever that was).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import boto3
+import yaml
+from botocore.config import Config
+from moto import mock_aws
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
+REGION = "eu-west-1"
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """Reads CloudFormation's short-form tags (!Ref, !Sub, !GetAtt...) as plain data."""
+
+
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return {suffix: loader.construct_scalar(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return {suffix: loader.construct_sequence(node, deep=True)}
+    return {suffix: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
+
+
+_CfnLoader.add_multi_constructor("!", _tag)
+
+
+@functools.lru_cache(maxsize=1)
+def _parsed_template() -> dict[str, Any]:
+    # The pure-Python YAML parser takes ~50 ms over template.yaml: once per process.
+    with TEMPLATE.open(encoding="utf-8") as fh:
+        data: dict[str, Any] = yaml.load(fh, Loader=_CfnLoader)
+    return data
+
+
+def load_template() -> dict[str, Any]:
+    """template.yaml as plain data (a copy: callers may change it)."""
+    return copy.deepcopy(_parsed_template())
+
+
+def table_definition() -> dict[str, Any]:
+    """The NotesTable's CreateTable arguments, taken from template.yaml."""
+    props = copy.deepcopy(_parsed_template()["Resources"]["NotesTable"]["Properties"])
+    args: dict[str, Any] = {
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "KeySchema": props["KeySchema"],
+        "BillingMode": props["BillingMode"],
+    }
+    if props.get("GlobalSecondaryIndexes"):
+        args["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    return args
+
+
+def fake_credentials() -> None:
+    """Point boto3 at nothing real: every AWS call in tests goes to the local moto server."""
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_SESSION_TOKEN="testing",
+        AWS_DEFAULT_REGION=REGION,
+    )
+
+
+@contextmanager
+def serial_moto() -> Iterator[str | None]:
+    """moto's DynamoDB and S3, in process, answering one request at a time.
+
+    One request at a time is how DynamoDB looks to its clients (each call atomic);
+    moto's own request handling is not thread-safe, and the concurrency tests race
+    real threads, so its dispatcher is wrapped in a lock. Yields the endpoint URL to
+    configure (None: boto3's default endpoints, intercepted by moto).
+    """
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    fake_credentials()
+    lock = threading.RLock()
+    original = BotocoreStubber.process_request
+
+    def serialised(self: Any, request: Any) -> Any:
+        with lock:
+            return original(self, request)
+
+    BotocoreStubber.process_request = serialised  # type: ignore[method-assign]
+    try:
+        with mock_aws():
+            yield None
+    finally:
+        BotocoreStubber.process_request = original  # type: ignore[method-assign]
+
+
+@functools.lru_cache(maxsize=4)
+def _clients(endpoint: str | None) -> tuple[Any, Any]:
+    """The DynamoDB and S3 clients that create resources (building one takes ~0.1 s)."""
+    fake_credentials()
+    ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint)
+    s3 = boto3.client(
+        "s3",
+        region_name=REGION,
+        endpoint_url=endpoint,
+        config=Config(s3={"addressing_style": "path"}),
+    )
+    return ddb, s3
+
+
+def create_resources(endpoint: str | None = None) -> tuple[str, str]:
+    """A fresh table (from template.yaml) and bucket; unique names keep tests apart."""
+    suffix = uuid.uuid4().hex[:10]
+    table, bucket = f"memvault-{suffix}", f"memvault-notes-{suffix}"
+    ddb, s3 = _clients(endpoint)
+    ddb.create_table(TableName=table, **table_definition())
+    ttl = _parsed_template()["Resources"]["NotesTable"]["Properties"].get("TimeToLiveSpecification")
+    if ttl:
+        ddb.update_time_to_live(TableName=table, TimeToLiveSpecification=ttl)
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    return table, bucket
+
+
+@contextmanager
+def lean_moto() -> Iterator[None]:
+    """moto's DynamoDB without two whole-table costs that would swamp every figure here.
+
+    moto 5 (a) backs up a TransactWriteItems by deep-copying the *whole table* once per
+    item of the transaction, and (b) answers a Query by sorting the *whole table* and
+    scanning the partition: both O(table) with heavy constants, seconds per write at a
+    few thousand notes. Here (a) snapshots only the items the transaction touches and
+    restores those on failure (the same all-or-nothing outcome), and (b) hands moto's
+    own Query code only the partition's items under the key prefix (same answer, same
+    paging). Index (GSI) queries are left alone. Request counts do not depend on this
+    (``--plain-moto`` runs without it, to check on a small vault).
+    """
+    from moto.dynamodb import models as ddb_models
+    from moto.dynamodb.models import table as ddb_table
+
+    backend_cls: Any = ddb_models.DynamoDBBackend
+    table_cls: Any = ddb_table.Table
+    original_transact = backend_cls.transact_write_items
+    original_query = table_cls.query
+    real_copy = ddb_models.copy
+
+    class _NoTableCopy:
+        @staticmethod
+        def deepcopy(obj: Any, memo: Any = None) -> Any:
+            return obj if isinstance(obj, ddb_table.Table) else real_copy.deepcopy(obj, memo)
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        touched: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
+        for entry in transact_items:
+            op = next(iter(entry.values()))
+            name = op.get("TableName")
+            try:
+                table = self.get_table(name)
+                if "Item" in op:
+                    attrs = (table.hash_key_attr, table.range_key_attr)
+                    key = {a: op["Item"][a] for a in attrs if a and a in op["Item"]}
+                else:
+                    key = op["Key"]
+                current = self.get_item(name, key)
+            except Exception:
+                continue  # an invalid action: moto refuses it before changing anything
+            before = real_copy.deepcopy(current.to_json()["Attributes"]) if current else None
+            touched.append((name, key, before))
+        ddb_models.copy = _NoTableCopy  # type: ignore[assignment]
+        try:
+            original_transact(self, transact_items)
+        except Exception:
+            for name, key, before in reversed(touched):
+                if before is None:
+                    self.delete_item(name, key)
+                else:
+                    self.put_item(name, before)
+            raise
+        finally:
+            ddb_models.copy = real_copy
+
+    def query(
+        self: Any,
+        hash_key: Any,
+        range_comparison: str | None,
+        range_objs: list[Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        index_name = args[4] if len(args) > 4 else kwargs.get("index_name")
+        partition = self.items.get(hash_key) if hash_key is not None else None
+        if index_name or not self.range_key_attr or not isinstance(partition, dict):
+            return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
+        items = list(partition.values())
+        if range_comparison == "BEGINS_WITH" and isinstance(range_objs[0].value, str):
+            prefix = range_objs[0].value
+            items = [i for i in items if str(i.range_key.value).startswith(prefix)]
+        self.all_items = lambda: items  # what moto's own code filters and sorts
+        try:
+            return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
+        finally:
+            del self.all_items
+
+    backend_cls.transact_write_items = transact_write_items
+    table_cls.query = query
+    try:
+        yield
+    finally:
+        backend_cls.transact_write_items = original_transact
+        table_cls.query = original_query

@@ -1,0 +1,151 @@
+"""The real OpenSearch node of the AWS test tier: finds it, and keeps fresh indices on it.
+
+The node is started by ``scripts/opensearch/start.sh`` (an embedded OpenSearch 2.19 on
+127.0.0.1, no Docker) and its URL is handed to the tests through
+``MEMVAULT_TEST_OPENSEARCH_URL``::
+
+    scripts/opensearch/start.sh            # exit 3: java/mvn missing -> skip the tier
+    export MEMVAULT_TEST_OPENSEARCH_URL=http://127.0.0.1:9200
+    pytest ...
+    scripts/opensearch/stop.sh
+
+Use ``opensearch_url()`` to get the URL (``None`` when unusable) and ``require_reason()``
+for the skip message, e.g.
+``pytest.mark.skipif(opensearch_url() is None, reason=require_reason())``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import json
+import os
+import urllib.error
+import urllib.request
+import uuid
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+
+ENV_VAR = "MEMVAULT_TEST_OPENSEARCH_URL"
+START_HINT = (
+    "start one with scripts/opensearch/start.sh and export "
+    f"{ENV_VAR}=http://127.0.0.1:9200 (or the OPENSEARCH_PORT it used)"
+)
+_TIMEOUT_S = 3.0
+_HEALTHY = frozenset({"green", "yellow"})
+
+
+def _configured_url() -> str | None:
+    url = os.environ.get(ENV_VAR, "").strip()
+    return url.rstrip("/") or None
+
+
+def _probe(url: str) -> str | None:
+    """None when ``url`` answers ``/_cluster/health`` green or yellow, else why not."""
+    # Never route the loopback node through an HTTP proxy from the environment.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{url}/_cluster/health", timeout=_TIMEOUT_S) as resp:
+            body = json.loads(resp.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        return f"OpenSearch at {url} answered HTTP {exc.code} to /_cluster/health"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return f"OpenSearch at {url} did not answer /_cluster/health ({reason})"
+    except ValueError as exc:
+        return f"OpenSearch at {url} sent a non-JSON /_cluster/health answer ({exc})"
+    status = body.get("status") if isinstance(body, dict) else None
+    if status not in _HEALTHY:
+        return f"OpenSearch at {url} is not ready (cluster status {status!r})"
+    return None
+
+
+_healthy: set[str] = set()
+
+
+def opensearch_url() -> str | None:
+    """The test node's base URL if ``MEMVAULT_TEST_OPENSEARCH_URL`` is set and healthy.
+
+    A node found healthy once is not probed again by this process (every AWS test asks).
+    """
+    url = _configured_url()
+    if url is None:
+        return None
+    if url not in _healthy:
+        if _probe(url) is not None:
+            return None
+        _healthy.add(url)
+    return url
+
+
+def require_reason() -> str:
+    """Why the OpenSearch tier cannot run, for a skip message; "" when it can."""
+    url = _configured_url()
+    if url is None:
+        return f"{ENV_VAR} is not set: no real OpenSearch node for this tier; {START_HINT}"
+    problem = _probe(url)
+    if problem is None:
+        return ""
+    return f"{problem}; {START_HINT}"
+
+
+class IndexPool:
+    """Fresh, empty memvault indices made ahead of time on the test node.
+
+    Every AWS-backend test gets an index of its own, as before: OpenSearch's BM25
+    statistics are shard-wide, so a test that shared an index with earlier tests could see
+    scores move. Creating an index takes 0.2-0.3 s of cluster work and dropping one about
+    0.1 s; here both happen on a background thread while the tests run, so a test takes
+    an index that is already there and hands it back to be dropped.
+    """
+
+    def __init__(self, url: str, *, ahead: int = 2) -> None:
+        from memvault.adapters.aws.search import OpenSearchIndex, make_client
+
+        self._client = make_client(url, auth="none", region=None, timeout=60.0)
+        self._index_of = lambda name: OpenSearchIndex(self._client, name)
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-pool")
+        self._ready: deque[Future[str]] = deque()
+        self._ahead = ahead
+        self._prefix = f"memvault-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._made = itertools.count()
+        self._refill()
+
+    def _create(self) -> str:
+        name = f"{self._prefix}-{next(self._made)}"
+        self._index_of(name).create_index()
+        return name
+
+    def _refill(self) -> None:
+        while len(self._ready) < self._ahead:
+            self._ready.append(self._worker.submit(self._create))
+
+    def take(self) -> str:
+        """The name of a new, empty index that exists on the node."""
+        name = self._ready.popleft().result()
+        self._refill()
+        return name
+
+    def give_back(self, name: str) -> None:
+        """Drop the index (in the background: nothing waits for it)."""
+        self._worker.submit(self._index_of(name).drop_index)
+
+    def close(self) -> None:
+        for pending in self._ready:
+            with contextlib.suppress(Exception):
+                self._index_of(pending.result()).drop_index()
+        self._ready.clear()
+        self._worker.shutdown(wait=True)
+
+
+_pools: dict[str, IndexPool] = {}
+
+
+def index_pool(url: str) -> IndexPool:
+    """The process's pool for the node at ``url`` (closed when the process exits)."""
+    pool = _pools.get(url)
+    if pool is None:
+        pool = _pools[url] = IndexPool(url)
+        atexit.register(pool.close)
+    return pool
