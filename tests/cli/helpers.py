@@ -1,12 +1,32 @@
-"""Run the real `memvault` console script as a subprocess, as a user or a harness would."""
+"""Run `memvault` as a user or a harness would, and see what it printed and its exit code.
+
+`invoke_memvault` runs a command in this process, on the Typer app object (typer's
+CliRunner), as if in a fresh process: the environment it is given and no other, the
+given directory as its working directory, stdin from the given bytes (an empty stream
+otherwise, like /dev/null), stdout and stderr captured as bytes. The CLI is an HTTP
+client of the server, so nothing about it needs a process of its own.
+
+`run_memvault` runs the real console script installed next to the interpreter as a
+subprocess: for what only a process shows (`memvault serve`, bytes through a real pipe,
+the installed script itself).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memvault.cli.main import app
+from memvault.container import get_services
+from memvault.settings import get_settings
 
 # The console script installed next to the interpreter running the tests (.venv/bin).
 MEMVAULT = Path(sys.executable).parent / ("memvault.exe" if os.name == "nt" else "memvault")
@@ -55,4 +75,38 @@ def run_memvault(
         stdout=proc.stdout.decode("utf-8"),
         stderr=proc.stderr.decode("utf-8"),
         raw=proc.stdout,
+    )
+
+
+def invoke_memvault(
+    *args: str, env: Mapping[str, str], cwd: Path, stdin: bytes | None = None
+) -> Result:
+    """`memvault ARGS` in process, with exactly ``env`` as its environment (see above)."""
+    # The whole environment is replaced, as for a subprocess: what is not in env is unset.
+    overrides: dict[str, str | None] = {k: None for k in os.environ if k not in env}
+    overrides.update(env)
+    # Output goes to a pipe, never a terminal, so rich renders it 80 columns wide unless
+    # COLUMNS says otherwise (under `pytest -s` it would take the terminal's width).
+    if env.get("COLUMNS") is None:
+        overrides["COLUMNS"] = "80"
+    # A fresh process has read no settings yet (the storage commands read MEMVAULT_*).
+    get_settings.cache_clear()
+    get_services.cache_clear()
+    try:
+        with contextlib.chdir(cwd):
+            result = CliRunner().invoke(
+                app, list(args), input=stdin, env=overrides, prog_name="memvault"
+            )
+    finally:
+        get_settings.cache_clear()
+        get_services.cache_clear()
+    stderr = result.stderr_bytes.decode("utf-8")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        # A crash: the traceback the console script would have printed on stderr.
+        stderr += "".join(traceback.format_exception(result.exception))
+    return Result(
+        code=result.exit_code,
+        stdout=result.stdout_bytes.decode("utf-8"),
+        stderr=stderr,
+        raw=result.stdout_bytes,
     )

@@ -1,6 +1,7 @@
 """`memvault balance`, `memvault usage` and the keys' gateway options, end to end: the
-installed console script against a live server. The ledger itself is covered on both
-backends by tests/contract/test_ledger.py; here the server runs on SQLite."""
+command line (in process, see tests.cli.helpers) against a live server. The ledger
+itself is covered on both backends by tests/contract/test_ledger.py; here the server
+runs on SQLite, and for the usage report (this command group's AWS smoke) on AWS too."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import Any
 import pytest
 
 from memvault.domain.models import UsageRecord
-from tests.cli.helpers import Result, clean_env, run_memvault
-from tests.conftest import LiveServer
+from tests.cli.helpers import Result, clean_env, invoke_memvault
+from tests.support.backends import BACKENDS
+from tests.support.servers import LiveServer
 
 
 @pytest.fixture
@@ -29,7 +31,7 @@ class Cli:
 
     def __call__(self, *args: str, key: str | None = None) -> Result:
         env = clean_env(MEMVAULT_API_KEY=key or self.server.admin_key)
-        return run_memvault(*args, "--url", self.server.url, env=env, cwd=self.cwd)
+        return invoke_memvault(*args, "--url", self.server.url, env=env, cwd=self.cwd)
 
     def ok(self, *args: str, key: str | None = None) -> str:
         result = self(*args, key=key)
@@ -127,6 +129,7 @@ def _record(server: LiveServer, key_id: str, started_at: float) -> None:
     )
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_usage_table_and_json(cli: Cli, live_server: LiveServer) -> None:
     plain = cli.json("keys", "create", "plain")
     # Listing order is the backend's (AWS lists by key id): find the admin key by its flag.

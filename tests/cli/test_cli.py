@@ -1,8 +1,14 @@
-"""The `memvault` CLI, end to end: the installed console script against a live server.
+"""The `memvault` CLI, end to end: the command line against a live server.
 
-Every command runs as a real subprocess (`.venv/bin/memvault`) with `--url` and the key
-in MEMVAULT_API_KEY, as a shell user or an agent harness would run it. The server's
-side is checked through the REST API directly.
+Every command runs with `--url` and the key in MEMVAULT_API_KEY, as a shell user or an
+agent harness would run it: in process, on the app object (see tests.cli.helpers), or,
+where the process matters (bytes through a real pipe, the installed script), as the
+real console script (`.venv/bin/memvault`). The server's side is checked through the
+REST API directly.
+
+The CLI is a client of the REST API, whose behaviour on each backend is the contract
+suite's: these tests run on the embedded (SQLite) backend, and one test per command
+group (notes, transfer, keys) also on AWS, so that no surface loses its AWS coverage.
 """
 
 from __future__ import annotations
@@ -19,16 +25,28 @@ import pytest
 
 from memvault.domain.budgets import Bucket
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
-from tests.cli.helpers import Result, clean_env, run_memvault
-from tests.conftest import LiveServer, free_port
+from tests.cli.helpers import Result, clean_env, invoke_memvault, run_memvault
+from tests.support.backends import BACKENDS
+from tests.support.servers import LiveServer, free_port
 
 ADMIN = "<admin key>"  # sentinel: run with the live server's admin key
 NOTE_FIELDS = {"id", "title", "path", "tags", "body", "score"}
 KEY_RE = re.compile(r"mvk_[A-Za-z0-9_-]{20,}")
+# The AWS smoke of a command group: this test on both backends.
+ON_BOTH_BACKENDS = pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture(params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """SQLite unless a test is marked ON_BOTH_BACKENDS."""
+    return str(request.param)
 
 
 class Cli:
-    """Runs `memvault ARGS --url <live server>` with MEMVAULT_API_KEY set."""
+    """Runs `memvault ARGS --url <live server>` with MEMVAULT_API_KEY set.
+
+    In process, or with ``pipe=True`` as the real console script, stdin and stdout pipes.
+    """
 
     def __init__(self, server: LiveServer, cwd: Path) -> None:
         self.server = server
@@ -40,14 +58,14 @@ class Cli:
         key: str | None = ADMIN,
         url: str | None = None,
         stdin: bytes | str | None = None,
+        pipe: bool = False,
     ) -> Result:
         env = clean_env()
         if key is not None:
             env["MEMVAULT_API_KEY"] = self.server.admin_key if key == ADMIN else key
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-        return run_memvault(
-            *args, "--url", url or self.server.url, env=env, cwd=self.cwd, stdin=data
-        )
+        run = run_memvault if pipe else invoke_memvault
+        return run(*args, "--url", url or self.server.url, env=env, cwd=self.cwd, stdin=data)
 
     def ok(self, *args: str, **kwargs: Any) -> Result:
         result = self(*args, **kwargs)
@@ -100,12 +118,14 @@ def test_write_from_stdin_then_read_is_byte_for_byte(cli: Cli) -> None:
     markdown = (
         "---\ntitle: Café plan\ntags: [launch]\n---\r\n# Plan ünïcode\r\n\r\nShip it. #beta\n"
     )
-    result = cli.ok("write", "projects/plan.md", stdin=markdown.encode("utf-8"))
+    # Through real pipes: the bytes in and out of the console script are the note's.
+    result = cli.ok("write", "projects/plan.md", stdin=markdown.encode("utf-8"), pipe=True)
     assert result.stdout.strip() == "projects/plan.md: created"
     assert cli.note("projects/plan.md")["markdown"] == markdown
 
-    read = cli.ok("read", "projects/plan.md")
+    read = cli.ok("read", "projects/plan.md", pipe=True)
     assert read.raw == markdown.encode("utf-8")
+    assert cli.ok("read", "projects/plan.md").raw == markdown.encode("utf-8")  # in process
 
     again = cli.ok("write", "projects/plan.md", stdin=markdown)
     assert "unchanged" in again.stdout
@@ -190,6 +210,7 @@ def test_search_table_shows_scores_paths_and_titles(cli: Cli) -> None:
     assert cli.ok("search", "zzzunfindable").stdout.strip() == "no matches"
 
 
+@ON_BOTH_BACKENDS
 def test_search_json_is_the_agent_note_shape(cli: Cli) -> None:
     seed_search(cli)
     hits = cli.json("search", "apples")
@@ -361,6 +382,7 @@ def zip_contents(data: bytes) -> dict[str, bytes]:
         return {info.filename: zf.read(info) for info in zf.infolist()}
 
 
+@ON_BOTH_BACKENDS
 def test_import_then_export_round_trips(cli: Cli, tmp_path: Path) -> None:
     archive = make_vault_zip(tmp_path / "vault.zip")
     imported = cli.ok("import", str(archive))
@@ -421,6 +443,7 @@ def test_import_and_export_failures(cli: Cli, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- keys
+@ON_BOTH_BACKENDS
 def test_keys_create_list_toggle_revoke(cli: Cli) -> None:
     created = cli.json("keys", "create", "ci-bot", "--recall", "--tools")
     assert KEY_RE.fullmatch(created["secret"])
@@ -518,9 +541,12 @@ def test_a_spent_budget_exits_1_with_a_retry_hint(cli: Cli) -> None:
 
 
 def test_version_and_help(tmp_path: Path) -> None:
+    # The installed console script itself runs (every other test here runs in process).
     result = run_memvault("--version", env=clean_env(), cwd=tmp_path)
     assert result.code == 0 and re.fullmatch(r"memvault \d+\.\d+\.\d+\n", result.stdout)
-    help_text = run_memvault("--help", env=clean_env(), cwd=tmp_path).stdout
+    in_process = invoke_memvault("--version", env=clean_env(), cwd=tmp_path)
+    assert (in_process.code, in_process.raw) == (0, result.raw)
+    help_text = invoke_memvault("--help", env=clean_env(), cwd=tmp_path).stdout
     for command in ("serve", "search", "remember", "journal", "import", "export", "keys"):
         assert command in help_text
 
@@ -534,12 +560,12 @@ def test_reindex_rebuilds_the_local_index(cli: Cli, tmp_path: Path) -> None:
     env = clean_env(MEMVAULT_DATA_DIR=str(data_dir))
     cli.server.services.index.clear(LOCAL_ACCOUNT_ID)
     assert cli.json("search", "apples") == []
-    result = run_memvault("reindex", env=env, cwd=cli.cwd)
+    result = invoke_memvault("reindex", env=env, cwd=cli.cwd)
     assert result.code == 0, str(result)
     assert result.stdout.strip() == "reindexed 4 notes of account local"
     assert len(cli.json("search", "apples")) == 3
 
-    empty = run_memvault(
+    empty = invoke_memvault(
         "reindex", env=clean_env(MEMVAULT_DATA_DIR=str(tmp_path / "none")), cwd=cli.cwd
     )
     assert "no vault in" in failed(empty, code=1)

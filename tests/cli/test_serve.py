@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.helpers import MEMVAULT, clean_env, run_memvault
-from tests.conftest import free_port
+from tests.cli.helpers import MEMVAULT, clean_env, invoke_memvault, run_memvault
+from tests.support.servers import free_port
 
 KEY_RE = re.compile(r"mvk_[A-Za-z0-9_-]+")
 START_TIMEOUT = 20.0
@@ -153,7 +153,7 @@ def test_first_start_prints_the_admin_key_once_and_never_again(
     assert note.status_code == 200 and note.json()["markdown"] == "# kept\n"
 
     # The CLI, pointed at the served URL with that key, works against it too.
-    result = run_memvault(
+    result = invoke_memvault(
         "read", "kept.md", "--url", second.url, env=clean_env(MEMVAULT_API_KEY=key), cwd=tmp_path
     )
     assert result.code == 0 and result.stdout == "# kept\n", str(result)

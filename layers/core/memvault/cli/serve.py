@@ -1,0 +1,174 @@
+"""The commands that run memvault or repair its storage, on this machine's backend:
+serve, mcp, reindex and init-search (the others are clients of a running server)."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from memvault.cli.output import die, err, fail, out
+
+
+def _check_can_listen(host: str, port: int) -> None:
+    """Fail early and clearly when the address is taken (uvicorn would say it later)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        die(f"cannot resolve --host {host!r}: {exc}")
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            die(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}. Is memvault already"
+                " running there? Stop it, or pick another --port (or MEMVAULT_PORT).",
+                1,
+            )
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Interface (default MEMVAULT_HOST).")] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="Port (default MEMVAULT_PORT).")
+    ] = None,
+) -> None:
+    """Run memvault on the embedded backend (SQLite under MEMVAULT_DATA_DIR)."""
+    import uvicorn
+    from pydantic import ValidationError
+
+    from memvault.api.app import create_app
+    from memvault.container import get_services
+
+    try:
+        services = get_services()
+        bind_host = host or services.settings.host
+        bind_port = port or services.settings.port
+        # Before the first-start key is made: a server that cannot listen shows no key.
+        _check_can_listen(bind_host, bind_port)
+        embedded = services.settings.backend == "sqlite"
+        issued = services.accounts.bootstrap_local() if embedded else None
+    except ValidationError as exc:
+        die(f"a MEMVAULT_* setting is invalid: {exc}")
+    except NotImplementedError as exc:
+        die(str(exc))
+    except (OSError, sqlite3.Error) as exc:
+        die(f"cannot open the data directory: {exc}", 1)
+    if issued is not None:
+        out.print(
+            "\n[bold]memvault: created the local account.[/bold] Its admin key is shown this"
+            " once (only a hash is kept); keep it somewhere safe:\n"
+        )
+        out.print(Text(f"    export MEMVAULT_API_KEY={issued.secret}", style="bold green"))
+        out.print()
+    data = services.settings.data_dir if embedded else "(aws)"
+    out.print(Text(f"memvault: data in {data}"))
+    out.print(Text(f"memvault: serving http://{bind_host}:{bind_port} (Ctrl-C to stop)"))
+    uvicorn.run(create_app(services), host=bind_host, port=bind_port, log_level="warning")
+
+
+def mcp_stdio() -> None:
+    """Serve the memory tools over MCP on stdin/stdout, on the embedded vault.
+
+    For desktop MCP clients, which launch this command themselves. Acts for the local
+    account (created on first start, like `memvault serve`); stdout carries only the
+    protocol, everything else goes to stderr.
+    """
+    from pydantic import ValidationError
+
+    from memvault.container import get_services
+    from memvault.mcp.stdio import serve_stdio
+    from memvault.settings import get_settings
+
+    try:
+        if get_settings().backend != "sqlite":
+            die(
+                "memvault mcp serves the embedded vault (MEMVAULT_BACKEND=sqlite); on the AWS"
+                " backend, point the MCP client at the server's /mcp URL instead"
+            )
+        services = get_services()
+        issued = services.accounts.bootstrap_local()
+    except ValidationError as exc:
+        die(f"a MEMVAULT_* setting is invalid: {exc}")
+    except (OSError, sqlite3.Error) as exc:
+        die(f"cannot open the data directory: {exc}", 1)
+    if issued is not None:
+        err.print(
+            "memvault: created the local account. Its admin key, shown this once, is"
+            f" {issued.secret} (for `memvault serve` and the REST API)."
+        )
+    err.print(Text(f"memvault: MCP on stdio, data in {services.settings.data_dir}"))
+    serve_stdio(services)
+
+
+def reindex(
+    account: Annotated[
+        str | None,
+        typer.Option(help="Account id (default: the embedded install's local account)."),
+    ] = None,
+) -> None:
+    """Rebuild an account's search index (and link index) from storage, on this backend.
+
+    Runs against storage directly (MEMVAULT_BACKEND and its settings), not the server:
+    it is the repair tool for an index that fell behind or was lost.
+    """
+    from memvault.container import get_services
+    from memvault.errors import MemvaultError
+    from memvault.services.accounts import LOCAL_ACCOUNT_ID
+    from memvault.settings import get_settings
+
+    settings = get_settings()
+    if settings.backend == "sqlite" and not settings.sqlite_path.exists():
+        die(
+            f"no vault in {settings.data_dir}: run `memvault serve` once first,"
+            " or point MEMVAULT_DATA_DIR at the data directory",
+            1,
+        )
+    account_id = account or LOCAL_ACCOUNT_ID
+    try:
+        services = get_services()
+        if services.store.get_account(account_id) is None:
+            die(f"no account {account_id!r} on this backend", 1)
+        count = services.vault.reindex(account_id)
+    except MemvaultError as exc:
+        fail(exc)
+    out.print(Text(f"reindexed {count} notes of account {account_id}"))
+
+
+def init_search(
+    replicas: Annotated[
+        int | None, typer.Option(help="Replica count (default: the domain's default).")
+    ] = None,
+) -> None:
+    """Create the OpenSearch index with memvault's mapping (AWS backend; idempotent)."""
+    from memvault.errors import MemvaultError
+    from memvault.settings import get_settings
+
+    settings = get_settings()
+    if settings.backend != "aws" or not settings.opensearch_url:
+        die(
+            "init-search is for the AWS backend: set MEMVAULT_BACKEND=aws and"
+            " MEMVAULT_OPENSEARCH_URL",
+            2,
+        )
+    from memvault.adapters.aws.search import OpenSearchIndex, make_client
+
+    try:
+        index = OpenSearchIndex(
+            make_client(
+                settings.opensearch_url,
+                auth=settings.opensearch_auth,
+                region=settings.aws_region,
+                timeout=settings.opensearch_timeout,
+            ),
+            settings.opensearch_index,
+        )
+        created = index.create_index(replicas=replicas)
+    except MemvaultError as exc:
+        fail(exc)
+    state = "created" if created else "already exists"
+    out.print(Text(f"search index {settings.opensearch_index!r} {state}"))
