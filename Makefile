@@ -4,18 +4,23 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: serve test lint typecheck pytest bench install clean package-check
+.PHONY: serve test lint typecheck pytest bench install clean package-check lock
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memvault needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+## Pin what is installed now (after changing pyproject.toml's dependencies and installing).
+lock: | $(BIN)/python
+	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^pip=='; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 ## Run memvault on http://127.0.0.1:8080 (SQLite under $$XDG_DATA_HOME/memvault, or MEMVAULT_DATA_DIR).
 serve: $(STAMP)

@@ -5,7 +5,6 @@
     .venv/bin/python bench/run.py --sizes 1000,10000,100000  # + 100k (~500 MB of markdown;
                                                            #   allow 15+ min and ~3 GB RSS)
     .venv/bin/python bench/run.py --sizes 10000 --profile   # + cProfile of import and writes
-    .venv/bin/python bench/check_search.py                 # search == reference, ~1 min
 
 For each size a synthetic vault (bench/synth.py: seeded, ~5 kB notes, so 10k notes are
 ~50 MB) is zipped and loaded through the real service path (TransferService.import_zip),

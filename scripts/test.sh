@@ -27,4 +27,6 @@ else
   exit 1
 fi
 
-.venv/bin/pytest "$@"
+# Two workers (pytest-xdist; PYTEST_WORKERS=0 runs in one process) and the 25 slowest
+# tests at the end, so a regression in the suite's own speed shows.
+.venv/bin/pytest -n "${PYTEST_WORKERS:-2}" --durations=25 "$@"

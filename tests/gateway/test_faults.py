@@ -40,8 +40,18 @@ from tests.support.upstream import Fault, Hang, Malformed, Reply, ScriptedUpstre
 FORMATS = ["openai", "anthropic"]
 TOGGLES = [False, True]
 TOGGLE_IDS = ["plain", "tools"]
-# The scripted upstream's read timeout is 3 s (tests/gateway/conftest.py).
-READ_TIMEOUT = 3.0
+# The tests that wait out the upstream read timeout run with a short one (the other
+# gateway tests keep the 3 s of tests/gateway/conftest.py, ample on a loaded machine).
+READ_TIMEOUT = 0.5
+
+
+@pytest.fixture
+def timeout_gateway(
+    tmp_path: Path, clock: FakeClock, upstream: ScriptedUpstream
+) -> Iterator[LiveServer]:
+    """memvault (SQLite) whose upstream read timeout is READ_TIMEOUT."""
+    with custom_gateway(tmp_path, clock, upstream, upstream_read_timeout=READ_TIMEOUT) as server:
+        yield server
 
 
 def error_event(fmt: str, result: RawStream) -> dict[str, Any]:
@@ -181,10 +191,10 @@ def test_upstream_5xx_become_a_502_in_the_format_shape(
 
 
 def test_an_upstream_that_never_answers_is_a_504_after_the_read_timeout(
-    sqlite_gateway: LiveServer, upstream: ScriptedUpstream
+    timeout_gateway: LiveServer, upstream: ScriptedUpstream
 ) -> None:
-    plain = issue_key(sqlite_gateway)
-    tools = issue_key(sqlite_gateway, tools=True)
+    plain = issue_key(timeout_gateway)
+    tools = issue_key(timeout_gateway, tools=True)
     upstream.set_default(Hang(30))
     cases = [
         (fmt, stream, key) for fmt in FORMATS for stream in (False, True) for key in (plain, tools)
@@ -193,13 +203,13 @@ def test_an_upstream_that_never_answers_is_a_504_after_the_read_timeout(
     def run(case: tuple[str, bool, str]) -> tuple[httpx.Response, float]:
         fmt, stream, key = case
         started = time.monotonic()
-        response = raw_post(sqlite_gateway, fmt, key, minimal_body(fmt, stream=stream))
+        response = raw_post(timeout_gateway, fmt, key, minimal_body(fmt, stream=stream))
         return response, time.monotonic() - started
 
     def sdk(fmt: str) -> tuple[BaseException | None, float]:
         started = time.monotonic()
         try:
-            sdk_call(sqlite_gateway, fmt, plain, stream=fmt == "anthropic")
+            sdk_call(timeout_gateway, fmt, plain, stream=fmt == "anthropic")
         except (openai.APIStatusError, anthropic.APIStatusError) as exc:
             return exc, time.monotonic() - started
         return None, time.monotonic() - started
@@ -223,17 +233,17 @@ def test_an_upstream_that_never_answers_is_a_504_after_the_read_timeout(
 
 
 def test_a_stream_that_stalls_midway_ends_with_a_timeout_error_event(
-    sqlite_gateway: LiveServer, upstream: ScriptedUpstream
+    timeout_gateway: LiveServer, upstream: ScriptedUpstream
 ) -> None:
-    plain = issue_key(sqlite_gateway)
-    tools = issue_key(sqlite_gateway, tools=True)
+    plain = issue_key(timeout_gateway)
+    tools = issue_key(timeout_gateway, tools=True)
     # The first event at once, then nothing for longer than the read timeout.
     upstream.set_default(Reply(text="abcdefgh", text_chunk_chars=4, chunk_delay=10))
     cases = [(fmt, key) for fmt in FORMATS for key in (plain, tools)]
 
     def run(case: tuple[str, str]) -> RawStream:
         fmt, key = case
-        return raw_stream(sqlite_gateway, fmt, key, minimal_body(fmt))
+        return raw_stream(timeout_gateway, fmt, key, minimal_body(fmt))
 
     with ThreadPoolExecutor(max_workers=len(cases)) as pool:
         results = list(pool.map(run, cases))
@@ -281,7 +291,12 @@ def test_an_upstream_that_stops_reading_a_large_request_is_a_504_not_a_hang(
     with (
         black_hole() as hole,
         custom_gateway(
-            tmp_path, clock, upstream, openai_base_url=hole + "/v1", anthropic_base_url=hole
+            tmp_path,
+            clock,
+            upstream,
+            openai_base_url=hole + "/v1",
+            anthropic_base_url=hole,
+            upstream_read_timeout=READ_TIMEOUT,
         ) as server,
     ):
         key = issue_key(server)

@@ -8,7 +8,6 @@ formula, filters exactly, and orders by score then path.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from memvault.adapters.sqlite import search
 from memvault.adapters.sqlite.db import Database
 from memvault.adapters.sqlite.search import SqliteSearchIndex
 from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
-from memvault.domain.query import search_terms
+from tests.support.search_reference import reference as search_reference
 
 NOW = 1_780_000_000.0
 WORDS = ["otter", "otters", "badger", "heron", "marsh", "reed", "willow", "stream"]
@@ -27,39 +26,7 @@ TENANTS = ("acct", "acct-b")
 
 
 def reference(db: Database, account_id: str, query: SearchQuery) -> list[SearchHit]:
-    """The one statement the adapter's passes must agree with."""
-    terms = " OR ".join(search._quote(t) for t in search_terms(query.text))
-    match = f"account : {search._quote(account_id)} AND {{path title tags body}} : ({terms})"
-    clauses = ["search_fts MATCH :match", "r.account_id = :account"]
-    params: dict[str, object] = {"match": match, "account": account_id, "now": NOW}
-    if query.folder:
-        clauses.append("substr(r.path, 1, :n) = :folder")
-        params.update(folder=query.folder, n=len(query.folder))
-    score = search._score_sql(search._bm25_sql(), "r.")
-    marks = f"'{search.SNIPPET_OPEN}', '{search.SNIPPET_CLOSE}'"
-    rows = (
-        db.connection()
-        .execute(
-            f"SELECT note_id, r.path AS path, title, tags_json, r.updated_at AS updated_at,"
-            f" {score} AS score, snippet(search_fts, 4, {marks}, '…', 16) AS snippet"
-            " FROM search_fts JOIN search_rows AS r ON r.rowid = search_fts.rowid"
-            f" WHERE {' AND '.join(clauses)} ORDER BY score DESC, r.path LIMIT :limit",
-            {**params, "limit": query.limit},
-        )
-        .fetchall()
-    )
-    return [
-        SearchHit(
-            note_id=r["note_id"],
-            path=r["path"],
-            title=r["title"],
-            tags=tuple(json.loads(r["tags_json"])),
-            score=float(r["score"]),
-            snippet=search._snippet_html(r["snippet"]),
-            updated_at=float(r["updated_at"]),
-        )
-        for r in rows
-    ]
+    return search_reference(db, account_id, query, NOW)
 
 
 def corpus(tenant: str, count: int, rng: random.Random) -> list[SearchDoc]:
