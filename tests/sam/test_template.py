@@ -13,9 +13,10 @@ import boto3
 import pytest
 from starlette.routing import Route
 
-from memvault.api.app import Surface, create_app
+from memvault.api.app import create_app
 from memvault.container import build_services
 from memvault.settings import Settings
+from memvault.surfaces import Surface
 from tests.sam.template_helpers import (
     FUNCTIONS,
     ROOT,
