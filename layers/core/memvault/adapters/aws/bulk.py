@@ -95,12 +95,12 @@ def recover_expired(store: DynamoVaultStore, account_id: str, *, now: float) -> 
 def _lock(store: DynamoVaultStore, plan: _Plan, lock_id: str, now: float) -> None:
     conditions = ["attribute_exists(pk)", "attribute_not_exists(import_lock)"]
     attr: dict[str, Any] = {":lock": lock_id, ":expires": now + LOCK_LEASE_SECONDS}
-    if plan.note_delta > 0:
+    if plan.cost.notes > 0:
         conditions.append("notes_free >= :dn")
-        attr[":dn"] = plan.note_delta
-    if plan.byte_delta > 0:
+        attr[":dn"] = plan.cost.notes
+    if plan.cost.bytes > 0:
         conditions.append("bytes_free >= :db")
-        attr[":db"] = plan.byte_delta
+        attr[":db"] = plan.cost.bytes
     try:
         store.table.update(
             Key={keys.TABLE_PK: {"S": plan.pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},

@@ -37,12 +37,13 @@ from memvault.adapters.aws.dynamo import (
     values,
 )
 from memvault.adapters.aws.read_cache import BodyCache, RecentItems
-from memvault.domain import paths
+from memvault.domain import paths, write_plan
 from memvault.domain.models import (
     VERSIONS_KEPT,
     Account,
     ApiKey,
     BacklinkSource,
+    DeleteNote,
     KeySettings,
     Limits,
     LinkRef,
@@ -55,8 +56,8 @@ from memvault.domain.models import (
     Toggles,
     VersionInfo,
 )
-from memvault.domain.versions import check_expected
-from memvault.errors import Conflict, NotFound, QuotaExceeded
+from memvault.domain.tags import ancestor_keys, tag_key
+from memvault.errors import Conflict, NotFound
 from memvault.ports import CommitResult, NoteKey, Page, PriorState
 
 log = logging.getLogger("memvault.aws.store")
@@ -70,16 +71,6 @@ ITER_NOTES_PAGE = 32
 
 
 # ---------------------------------------------------------------------- item shapes
-def _tag_keys(tags: Sequence[str]) -> list[str]:
-    """Each tag and its ancestors, folded: a filter on `a` matches a note tagged `a/b`."""
-    out: dict[str, None] = {}
-    for tag in tags:
-        parts = paths.fold(tag).split("/")
-        for depth in range(1, len(parts) + 1):
-            out["/".join(parts[:depth])] = None
-    return list(out)
-
-
 def _encode_links(links: Sequence[LinkRef]) -> list[str]:
     return [("1" if link.has_folder else "0") + link.target_key for link in links]
 
@@ -133,6 +124,25 @@ def _key_record(item: Item) -> ApiKey:
     )
 
 
+def _live_note(item: Item | None) -> write_plan.LiveNote | None:
+    if item is None:
+        return None
+    return write_plan.LiveNote(
+        id=item["note_id"],
+        path=item["path"],
+        version=item["version"],
+        size=item["size"],
+        sha256=item["sha256"],
+        created_at=item["created_at"],
+    )
+
+
+def _deleted_note(tomb: Item | None) -> write_plan.DeletedNote | None:
+    if tomb is None:
+        return None
+    return write_plan.DeletedNote(tomb["note_id"], tomb["version"], tomb["created_at"])
+
+
 def _prior(item: Item | None) -> PriorState | None:
     if item is None:
         return None
@@ -152,8 +162,7 @@ class _Plan:
     new_versions: list[tuple[Item, str]] = field(default_factory=list)  # (version item, md)
     # (note id, version, its body's object key when known) of versions past the kept 50
     trimmed_versions: list[tuple[str, int, str | None]] = field(default_factory=list)
-    note_delta: int = 0
-    byte_delta: int = 0
+    cost: write_plan.Cost = write_plan.FREE  # what the changes add to the account's counters
     results: list[Note | None] = field(default_factory=list)
     previous: list[PriorState | None] = field(default_factory=list)
     tombs_loaded: bool = False  # every tombstone of the account is already in originals
@@ -415,7 +424,7 @@ class DynamoVaultStore:
         self, account_id: str, *, folder: str, tag: str | None, cursor: str | None, limit: int
     ) -> Page:
         start_after = keys.note_sk(cursors.decode(cursor)) if cursor else None
-        tag_key = paths.fold(tag.lstrip("#")) if tag else None
+        wanted_tag = tag_key(tag) if tag else None
         items: list[Item] = []
         more = False
         prefix = keys.NOTE_PREFIX + paths.fold(folder)
@@ -424,7 +433,7 @@ class DynamoVaultStore:
         ):
             if folder and not item["path"].startswith(folder):
                 continue  # the key prefix is case-folded; the folder filter is exact
-            if tag_key and tag_key not in (item.get("tag_keys") or ()):
+            if wanted_tag and wanted_tag not in (item.get("tag_keys") or ()):
                 continue
             if len(items) == limit:
                 more = True
@@ -463,7 +472,7 @@ class DynamoVaultStore:
         for item in self._live_items(account_id, ["tags"]):
             seen: set[str] = set()
             for tag in item.get("tags") or ():
-                folded = paths.fold(tag)
+                folded = tag_key(tag)
                 if folded in seen:
                     continue
                 seen.add(folded)
@@ -742,6 +751,7 @@ class DynamoVaultStore:
     def _plan(
         self, account_id: str, changes: Sequence[NoteChange], now: float, *, optimistic: bool
     ) -> _Plan:
+        """Each change decided by domain.write_plan against the simulated items."""
         plan = _Plan(account_id=account_id, pk=keys.account_pk(account_id), optimistic=optimistic)
         self._preload(plan, changes)
         for change in changes:
@@ -750,73 +760,38 @@ class DynamoVaultStore:
             elif isinstance(change, MoveNote):
                 self._plan_move(plan, change, now)
             else:
-                live = self._plan_live(plan, change.path, change.expected_version)
-                sk = keys.note_sk(live["path_key"])
-                plan.previous.append(_prior(live))
-                plan.set(sk, None)
-                tomb = {
-                    **_without_recent(live),
-                    keys.TABLE_SK: keys.tomb_sk(live["path_key"], live["note_id"]),
-                    "deleted_at": now,
-                    **_deleted_index(account_id, live["path_key"], now),
-                }
-                plan.set(tomb[keys.TABLE_SK], tomb)
-                marker = keys.tomb_marker_sk(live["path_key"])
-                self._load(plan, [marker])
-                if plan.current(marker) is None:
-                    plan.set(marker, _marker_item(plan.pk, live["path_key"]))
-                plan.set_blind(keys.name_sk(live["name_key"], live["path_key"]), None)
-                plan.note_delta -= 1
-                plan.byte_delta -= live["size"]
-                plan.results.append(None)
+                self._plan_delete(plan, change, now)
         return plan
 
-    def _plan_live(self, plan: _Plan, path: str, expected: int | None) -> Item:
+    def _planned_note(self, plan: _Plan, path: str) -> Item | None:
+        """The live note item at ``path``'s key, as the plan stands."""
         sk = keys.note_sk(paths.path_key(path))
         self._load(plan, [sk])
-        live = plan.current(sk)
-        if live is None or live["path"] != path:
-            raise NotFound(f"no note at {path!r}", code="note_not_found")
-        check_expected(path, expected, live["version"])
-        return live
+        return plan.current(sk)
 
     def _plan_put(self, plan: _Plan, change: PutNote, now: float) -> None:
         path_key = paths.path_key(change.path)
         sk = keys.note_sk(path_key)
-        self._load(plan, [sk])
-        live = plan.current(sk)
-        if live is not None and live["path"] != change.path:
-            raise Conflict(
-                f"a note already exists at {live['path']!r}; paths differing only in case"
-                " name the same note",
-                code="path_case_conflict",
-            )
-        check_expected(change.path, change.expected_version, live["version"] if live else None)
+        live = self._planned_note(plan, change.path)
+        tombs = self._tombs_for(plan, change.path) if live is None else []
+        tomb = max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
+        decision = write_plan.plan_put(change, _live_note(live), _deleted_note(tomb), now=now)
         plan.previous.append(_prior(live))
-        if live is not None and live["sha256"] == change.sha256:
+        plan.cost += decision.cost
+        if not decision.writes:
+            assert live is not None
             plan.results.append(_note_from(live, change.markdown))
             return
-        base = live
-        if live is not None:
-            note_id, version, created_at = live["note_id"], live["version"] + 1, live["created_at"]
-            plan.byte_delta += change.size - live["size"]
-        else:
-            tombs = self._tombs_for(plan, change.path)
-            base = max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
-            if base is not None:
-                # Re-creating a deleted note revives it, so its history continues.
-                note_id, version = base["note_id"], base["version"] + 1
-                created_at = base["created_at"]
-                plan.set(base[keys.TABLE_SK], None)
-            else:
-                note_id, version, created_at = uuid.uuid4().hex, 1, now
-            plan.note_delta += 1
-            plan.byte_delta += change.size
+        base = live if decision.kind is write_plan.PutKind.REPLACE else tomb
+        if tomb is not None and decision.kind is write_plan.PutKind.REVIVE:
+            plan.set(tomb[keys.TABLE_SK], None)
+        if live is None:  # the file-name index gains the note
             name_key = paths.name_key(change.path)
             plan.set_blind(
                 keys.name_sk(name_key, path_key),
                 _name_item(plan.pk, name_key, path_key, change.path),
             )
+        note_id, version = decision.note_id, decision.version
         token = uuid.uuid4().hex[:16]
         body = keys.body_key(plan.account_id, note_id, version, token)
         # The tokens of the kept versions' bodies, oldest first, ending at this version.
@@ -832,12 +807,12 @@ class DynamoVaultStore:
             "name_key": paths.name_key(change.path),
             "title": change.title,
             "tags": list(change.tags),
-            "tag_keys": _tag_keys(change.tags),
+            "tag_keys": ancestor_keys(change.tags),
             "links": _encode_links(change.links),
             "version": version,
             "size": change.size,
             "sha256": change.sha256,
-            "created_at": created_at,
+            "created_at": decision.created_at,
             "updated_at": now,
             "body": body,
             "tokens": [*kept, token][-VERSIONS_KEPT:],
@@ -855,8 +830,8 @@ class DynamoVaultStore:
             "created_at": now,
         }
         plan.new_versions.append((version_item, change.markdown))
-        trimmed = version - VERSIONS_KEPT
-        if trimmed >= 1:
+        trimmed = decision.trim_version
+        if trimmed is not None:
             # ``kept`` covers versions version-len(kept) .. version-1; items written before
             # tokens were kept have none, and their trimmed body is found by listing.
             at = trimmed - (version - len(kept))
@@ -866,19 +841,15 @@ class DynamoVaultStore:
                 else None
             )
             plan.trimmed_versions.append((note_id, trimmed, trimmed_body))
-        plan.results.append(_note_from(item, change.markdown))
+        plan.results.append(decision.note(change, now=now))
 
     def _plan_move(self, plan: _Plan, change: MoveNote, now: float) -> None:
-        live = self._plan_live(plan, change.path, change.expected_version)
-        old_key, new_key = live["path_key"], paths.path_key(change.new_path)
+        live = self._planned_note(plan, change.path)
+        occupant = self._planned_note(plan, change.new_path)
+        move = write_plan.plan_move(change, _live_note(live), _live_note(occupant))
+        assert live is not None
+        old_key, new_key = live["path_key"], move.new_key
         plan.previous.append(_prior(live))
-        if new_key != old_key:
-            self._load(plan, [keys.note_sk(new_key)])
-            occupant = plan.current(keys.note_sk(new_key))
-            if occupant is not None:
-                raise Conflict(
-                    f"a note already exists at {occupant['path']!r}", code="path_occupied"
-                )
         plan.set(keys.note_sk(old_key), None)
         plan.set_blind(keys.name_sk(live["name_key"], old_key), None)
         name_key = paths.name_key(change.new_path)
@@ -896,6 +867,28 @@ class DynamoVaultStore:
             keys.name_sk(name_key, new_key), _name_item(plan.pk, name_key, new_key, change.new_path)
         )
         plan.results.append(_note_from(moved, self._body(live["body"])))
+
+    def _plan_delete(self, plan: _Plan, change: DeleteNote, now: float) -> None:
+        live = self._planned_note(plan, change.path)
+        delete = write_plan.plan_delete(change.path, change.expected_version, _live_note(live))
+        assert live is not None
+        path_key = live["path_key"]
+        plan.previous.append(_prior(live))
+        plan.set(keys.note_sk(path_key), None)
+        tomb = {
+            **_without_recent(live),
+            keys.TABLE_SK: keys.tomb_sk(path_key, live["note_id"]),
+            "deleted_at": now,
+            **_deleted_index(plan.account_id, path_key, now),
+        }
+        plan.set(tomb[keys.TABLE_SK], tomb)
+        marker = keys.tomb_marker_sk(path_key)
+        self._load(plan, [marker])
+        if plan.current(marker) is None:
+            plan.set(marker, _marker_item(plan.pk, path_key))
+        plan.set_blind(keys.name_sk(live["name_key"], path_key), None)
+        plan.cost += delete.cost
+        plan.results.append(None)
 
     def _actions(self, plan: _Plan, *, trims: bool = True) -> list[dict[str, Any]]:
         """Conditional writes taking every touched item from its original to its final state.
@@ -961,15 +954,15 @@ class DynamoVaultStore:
         else:
             conditions.append("import_lock = :lock")
         attr_values: dict[str, Any] = {
-            ":dn": plan.note_delta,
-            ":db": plan.byte_delta,
-            ":ndn": -plan.note_delta,
-            ":ndb": -plan.byte_delta,
+            ":dn": plan.cost.notes,
+            ":db": plan.cost.bytes,
+            ":ndn": -plan.cost.notes,
+            ":ndb": -plan.cost.bytes,
             ":one": 1,
         }
-        if plan.note_delta > 0:
+        if plan.cost.notes > 0:
             conditions.append("notes_free >= :dn")
-        if plan.byte_delta > 0:
+        if plan.cost.bytes > 0:
             conditions.append("bytes_free >= :db")
         update = (
             "ADD note_count :dn, total_bytes :db, notes_free :ndn, bytes_free :ndb, revision :one"
@@ -1029,16 +1022,11 @@ class DynamoVaultStore:
                 "an import is in progress on this vault; retry when it has finished",
                 code="import_in_progress",
             )
-        if plan.note_delta > 0 and account["notes_free"] < plan.note_delta:
-            return QuotaExceeded(
-                f"the vault would hold {account['note_count'] + plan.note_delta} notes;"
-                f" its limit is {account['max_notes']}",
-                code="vault_note_limit",
-            )
-        return QuotaExceeded(
-            f"the vault would hold {account['total_bytes'] + plan.byte_delta} bytes of notes;"
-            f" its limit is {account['max_bytes']} bytes",
-            code="vault_byte_limit",
+        usage = write_plan.Usage(account["note_count"], account["total_bytes"])
+        limits = Limits(max_notes=account["max_notes"], max_bytes=account["max_bytes"])
+        # The byte limit is what is left when the counters read now pass the note limit.
+        return write_plan.quota_refusal(usage, limits, plan.cost) or (
+            write_plan.byte_limit_refusal(usage, limits, plan.cost)
         )
 
     def _link_changes(self, plan: _Plan) -> tuple[list[Item], list[tuple[str, str]]]:
