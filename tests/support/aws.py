@@ -84,8 +84,10 @@ def serial_moto() -> Iterator[str | None]:
 
     One request at a time is how DynamoDB looks to its clients (each call atomic);
     moto's own request handling is not thread-safe, and the concurrency tests race
-    real threads, so its dispatcher is wrapped in a lock. Yields the endpoint URL to
-    configure (None: boto3's default endpoints, intercepted by moto).
+    real threads, so its dispatcher is wrapped in a lock. DynamoDB runs with
+    ``lean_moto`` (below: the same answers without moto's whole-table copies, which made
+    an import of a few hundred notes take 10-25 s). Yields the endpoint URL to configure
+    (None: boto3's default endpoints, intercepted by moto).
     """
     from moto.core.botocore_stubber import BotocoreStubber
 
@@ -99,7 +101,7 @@ def serial_moto() -> Iterator[str | None]:
 
     BotocoreStubber.process_request = serialised  # type: ignore[method-assign]
     try:
-        with mock_aws():
+        with mock_aws(), lean_moto():
             yield None
     finally:
         BotocoreStubber.process_request = original  # type: ignore[method-assign]
