@@ -41,7 +41,7 @@ def _configured_url() -> str | None:
     return url.rstrip("/") or None
 
 
-def _probe(url: str) -> str | None:
+def probe(url: str) -> str | None:
     """None when ``url`` answers ``/_cluster/health`` green or yellow, else why not."""
     # Never route the loopback node through an HTTP proxy from the environment.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -73,7 +73,7 @@ def opensearch_url() -> str | None:
     if url is None:
         return None
     if url not in _healthy:
-        if _probe(url) is not None:
+        if probe(url) is not None:
             return None
         _healthy.add(url)
     return url
@@ -84,7 +84,7 @@ def require_reason() -> str:
     url = _configured_url()
     if url is None:
         return f"{ENV_VAR} is not set: no real OpenSearch node for this tier; {START_HINT}"
-    problem = _probe(url)
+    problem = probe(url)
     if problem is None:
         return ""
     return f"{problem}; {START_HINT}"

@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,36 +77,58 @@ class _Switchboard:
         await app(scope, receive, send)
 
 
-class SharedServer:
-    """One uvicorn server per process; ``serve`` mounts a test's app on it."""
+class UvicornThread:
+    """uvicorn serving ``app`` on 127.0.0.1 in a background thread, until ``stop``."""
 
-    def __init__(self) -> None:
-        self._switchboard = _Switchboard()
+    def __init__(self, app: Any) -> None:
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets accepted from a
         # listener that says TCP (without it Nagle adds ~40 ms to a two-write answer).
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(self._switchboard, host="127.0.0.1", log_level="warning")
+        config = uvicorn.Config(app, host="127.0.0.1", log_level="warning")
         self._server = uvicorn.Server(config)
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(sock,), name="memvault-test-server", daemon=True
+            target=self._run, args=(sock,), name=f"uvicorn-{self.url}", daemon=True
         )
         self._thread.start()
         deadline = time.monotonic() + _START_TIMEOUT_S
         while not self._server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the shared test server did not start")
+                raise RuntimeError(f"uvicorn did not start on {self.url}")
             time.sleep(0.01)
 
     def _run(self, sock: socket.socket) -> None:
         async def serve() -> None:
-            self._loop = asyncio.get_running_loop()
+            self.loop = asyncio.get_running_loop()
             await self._server.serve(sockets=[sock])
 
         asyncio.run(serve())
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+
+@contextmanager
+def serve_app(app: Any) -> Iterator[str]:
+    """``app`` on a server of its own for the block (benchmarks); yields its URL."""
+    server = UvicornThread(app)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+class SharedServer:
+    """One uvicorn server per process; ``serve`` mounts a test's app on it."""
+
+    def __init__(self) -> None:
+        self._switchboard = _Switchboard()
+        self._server = UvicornThread(self._switchboard)
+        self.url = self._server.url
 
     def mount(self, app: Any) -> None:
         self._switchboard.app = app
@@ -113,9 +136,10 @@ class SharedServer:
     def unmount(self) -> None:
         app, self._switchboard.app = self._switchboard.app, None
         gateway = getattr(getattr(app, "state", None), "gateway", None)
-        if gateway is not None and self._loop is not None:
+        loop = self._server.loop
+        if gateway is not None and loop is not None:
             # What the app's lifespan does at shutdown, on the loop the gateway ran on.
-            closing = asyncio.run_coroutine_threadsafe(gateway.aclose(), self._loop)
+            closing = asyncio.run_coroutine_threadsafe(gateway.aclose(), loop)
             closing.result(timeout=10)
 
 
