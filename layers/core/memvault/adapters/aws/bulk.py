@@ -24,17 +24,17 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
 from memvault.adapters.aws import keys
+from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.clients import aws_errors, error_code
-from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, values
+from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, Table, values
+from memvault.adapters.aws.plan import Plan
+from memvault.adapters.aws.transaction import account_action, account_refusal, transact
 from memvault.errors import ServiceUnavailable
-
-if TYPE_CHECKING:
-    from memvault.adapters.aws.store import DynamoVaultStore, _Plan
 
 log = logging.getLogger("memvault.aws.bulk")
 
@@ -44,25 +44,25 @@ CHUNK = TRANSACT_MAX_ITEMS - 1
 
 
 def apply_journaled(
-    store: DynamoVaultStore, plan: _Plan, actions: list[dict[str, Any]], *, now: float
+    table: Table, bodies: BodyStore, plan: Plan, actions: list[dict[str, Any]], *, now: float
 ) -> None:
     lock_id = uuid.uuid4().hex
-    _lock(store, plan, lock_id, now)
+    _lock(table, plan, lock_id, now)
     touched = plan.changed_keys() + [v[keys.TABLE_SK] for v, _md in plan.new_versions]
     originals = {sk: plan.originals.get(sk) for sk in touched}
-    bodies: list[str] = []
+    uploaded: list[str] = []
     try:
-        _write_journal(store, plan.account_id, lock_id, originals)
+        _write_journal(bodies, plan.account_id, lock_id, originals)
         for version_item, markdown in plan.new_versions:
-            store.bodies.put(version_item["body"], markdown)
-            bodies.append(version_item["body"])
+            bodies.put(version_item["body"], markdown)
+            uploaded.append(version_item["body"])
         for start in range(0, len(actions), CHUNK):
-            store._transact(plan, actions[start : start + CHUNK])
-        store._transact(plan, [store._account_action(plan, lock_id=lock_id)])
+            transact(table, plan, actions[start : start + CHUNK])
+        transact(table, plan, [account_action(table, plan, lock_id=lock_id)])
     except BaseException as failure:
         try:
-            _restore(store, plan.pk, originals)
-            _unlock(store, plan.pk, lock_id)
+            _restore(table, plan.pk, originals)
+            _unlock(table, plan.pk, lock_id)
         except Exception as rollback_error:
             log.exception("bulk commit rollback failed; the vault stays locked until recovery")
             raise ServiceUnavailable(
@@ -70,29 +70,29 @@ def apply_journaled(
                 " will be restored automatically when the lock's lease runs out",
                 code="rollback_pending",
             ) from rollback_error
-        store.bodies.delete_quietly(bodies)
-        _delete_journal(store, plan.account_id, lock_id)
+        bodies.delete_quietly(uploaded)
+        _delete_journal(bodies, plan.account_id, lock_id)
         raise failure
-    _delete_journal(store, plan.account_id, lock_id)
+    _delete_journal(bodies, plan.account_id, lock_id)
 
 
-def recover_expired(store: DynamoVaultStore, account_id: str, *, now: float) -> bool:
+def recover_expired(table: Table, bodies: BodyStore, account_id: str, *, now: float) -> bool:
     """Roll back a bulk commit whose lease ran out. True when one was rolled back."""
     pk = keys.account_pk(account_id)
-    account = store.table.get(pk, keys.ACCOUNT_SK)
+    account = table.get(pk, keys.ACCOUNT_SK)
     if account is None or "import_lock" not in account or account["lock_expires"] > now:
         return False
     lock_id = account["import_lock"]
-    originals = _read_journal(store, account_id, lock_id)
+    originals = _read_journal(bodies, account_id, lock_id)
     if originals is not None:
-        _restore(store, pk, originals)
-    _unlock(store, pk, lock_id)
-    _delete_journal(store, account_id, lock_id)
+        _restore(table, pk, originals)
+    _unlock(table, pk, lock_id)
+    _delete_journal(bodies, account_id, lock_id)
     log.warning("rolled back an interrupted bulk commit", extra={"account_id": account_id})
     return True
 
 
-def _lock(store: DynamoVaultStore, plan: _Plan, lock_id: str, now: float) -> None:
+def _lock(table: Table, plan: Plan, lock_id: str, now: float) -> None:
     conditions = ["attribute_exists(pk)", "attribute_not_exists(import_lock)"]
     attr: dict[str, Any] = {":lock": lock_id, ":expires": now + LOCK_LEASE_SECONDS}
     if plan.cost.notes > 0:
@@ -102,7 +102,7 @@ def _lock(store: DynamoVaultStore, plan: _Plan, lock_id: str, now: float) -> Non
         conditions.append("bytes_free >= :db")
         attr[":db"] = plan.cost.bytes
     try:
-        store.table.update(
+        table.update(
             Key={keys.TABLE_PK: {"S": plan.pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},
             UpdateExpression="SET import_lock = :lock, lock_expires = :expires",
             ConditionExpression=" AND ".join(conditions),
@@ -110,13 +110,13 @@ def _lock(store: DynamoVaultStore, plan: _Plan, lock_id: str, now: float) -> Non
         )
     except ClientError as exc:
         if error_code(exc) == "ConditionalCheckFailedException":
-            raise store._account_refusal(plan) from exc
+            raise account_refusal(table, plan) from exc
         raise
 
 
-def _unlock(store: DynamoVaultStore, pk: str, lock_id: str) -> None:
+def _unlock(table: Table, pk: str, lock_id: str) -> None:
     try:
-        store.table.update(
+        table.update(
             Key={keys.TABLE_PK: {"S": pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},
             # The rolled-back chunks were visible for a while: what was recalled from
             # them must not outlive the rollback.
@@ -129,19 +129,19 @@ def _unlock(store: DynamoVaultStore, pk: str, lock_id: str) -> None:
             raise  # already released (the final update succeeded): nothing to do
 
 
-def _restore(store: DynamoVaultStore, pk: str, originals: dict[str, Item | None]) -> None:
+def _restore(table: Table, pk: str, originals: dict[str, Item | None]) -> None:
     puts = [item for item in originals.values() if item is not None]
     deletes = [(pk, sk) for sk, item in originals.items() if item is None]
-    store.table.batch_write(puts, deletes)
+    table.batch_write(puts, deletes)
 
 
 def _write_journal(
-    store: DynamoVaultStore, account_id: str, lock_id: str, originals: dict[str, Item | None]
+    bodies: BodyStore, account_id: str, lock_id: str, originals: dict[str, Item | None]
 ) -> None:
     with aws_errors("the notes bucket"):
-        store.bodies.count_request()
-        store.bodies.client.put_object(
-            Bucket=store.bodies.bucket,
+        bodies.count_request()
+        bodies.client.put_object(
+            Bucket=bodies.bucket,
             Key=keys.journal_key(account_id, lock_id),
             Body=json.dumps({"lock_id": lock_id, "originals": originals}).encode("utf-8"),
             ContentType="application/json",
@@ -149,13 +149,13 @@ def _write_journal(
 
 
 def _read_journal(
-    store: DynamoVaultStore, account_id: str, lock_id: str
+    bodies: BodyStore, account_id: str, lock_id: str
 ) -> dict[str, Item | None] | None:
     try:
         with aws_errors("the notes bucket"):
-            store.bodies.count_request()
-            raw = store.bodies.client.get_object(
-                Bucket=store.bodies.bucket, Key=keys.journal_key(account_id, lock_id)
+            bodies.count_request()
+            raw = bodies.client.get_object(
+                Bucket=bodies.bucket, Key=keys.journal_key(account_id, lock_id)
             )["Body"].read()
     except ClientError as exc:
         if error_code(exc) in ("NoSuchKey", "404"):
@@ -165,5 +165,5 @@ def _read_journal(
     return originals
 
 
-def _delete_journal(store: DynamoVaultStore, account_id: str, lock_id: str) -> None:
-    store.bodies.delete_quietly([keys.journal_key(account_id, lock_id)])
+def _delete_journal(bodies: BodyStore, account_id: str, lock_id: str) -> None:
+    bodies.delete_quietly([keys.journal_key(account_id, lock_id)])

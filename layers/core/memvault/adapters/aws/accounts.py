@@ -1,0 +1,197 @@
+"""Accounts and their API keys on DynamoDB (AccountStore, KeyStore)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from botocore.exceptions import ClientError
+
+from memvault.adapters.aws import dynamo, keys
+from memvault.adapters.aws.base import DynamoParts
+from memvault.adapters.aws.clients import error_code
+from memvault.adapters.aws.dynamo import Item, serialize, values
+from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
+from memvault.errors import Conflict, NotFound
+
+
+def _account(item: Item) -> Account:
+    return Account(
+        id=item["id"],
+        name=item["name"],
+        created_at=item["created_at"],
+        limits=Limits(max_notes=item["max_notes"], max_bytes=item["max_bytes"]),
+        note_count=item["note_count"],
+        total_bytes=item["total_bytes"],
+        revision=int(item.get("revision", 0)),
+    )
+
+
+_KEY_DEFAULTS = KeySettings()
+
+
+def _key_record(item: Item) -> ApiKey:
+    return ApiKey(
+        id=item["key_id"],
+        account_id=item["account_id"],
+        name=item["name"],
+        prefix=item["prefix"],
+        toggles=Toggles(recall=item["recall"], tools=item["tools"], mcp=item["mcp"]),
+        admin=item["admin"],
+        created_at=item["created_at"],
+        revoked_at=item.get("revoked_at"),
+        # Keys written before the gateway settings existed lack them: the defaults apply.
+        recall_notes=item.get("recall_notes", _KEY_DEFAULTS.recall_notes),
+        recall_tokens=item.get("recall_tokens", _KEY_DEFAULTS.recall_tokens),
+        spend_cap_micros=item.get("spend_cap_micros"),
+    )
+
+
+class DynamoAccountStore(DynamoParts):
+    def create_account(self, account: Account) -> None:
+        item = {
+            keys.TABLE_PK: keys.account_pk(account.id),
+            keys.TABLE_SK: keys.ACCOUNT_SK,
+            "id": account.id,
+            "name": account.name,
+            "created_at": account.created_at,
+            "max_notes": account.limits.max_notes,
+            "max_bytes": account.limits.max_bytes,
+            "note_count": 0,
+            "total_bytes": 0,
+            # Headroom counters let a write check the quota in its own condition, with no
+            # read first: a write that adds n notes needs notes_free >= n.
+            "notes_free": account.limits.max_notes,
+            "bytes_free": account.limits.max_bytes,
+        }
+        try:
+            self.table.put(item, ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                raise Conflict(f"account {account.id!r} exists", code="account_exists") from exc
+            raise
+
+    def get_account(self, account_id: str) -> Account | None:
+        item = self._account_item(account_id)
+        return _account(item) if item else None
+
+    def set_limits(self, account_id: str, limits: Limits) -> Account:
+        for _ in range(10):
+            item = self._account_item(account_id)
+            if item is None:
+                raise NotFound(f"no account {account_id!r}", code="account_not_found")
+            try:
+                self.table.update(
+                    Key=dynamo.key(keys.account_pk(account_id), keys.ACCOUNT_SK),
+                    UpdateExpression="SET max_notes = :mn, max_bytes = :mb,"
+                    " notes_free = :nf, bytes_free = :bf",
+                    ConditionExpression="note_count = :nc AND total_bytes = :tb",
+                    ExpressionAttributeValues=values(
+                        {
+                            ":mn": limits.max_notes,
+                            ":mb": limits.max_bytes,
+                            ":nf": limits.max_notes - item["note_count"],
+                            ":bf": limits.max_bytes - item["total_bytes"],
+                            ":nc": item["note_count"],
+                            ":tb": item["total_bytes"],
+                        }
+                    ),
+                )
+            except ClientError as exc:
+                if error_code(exc) == "ConditionalCheckFailedException":
+                    continue  # a write changed the counters in between: read again
+                raise
+            account = self.get_account(account_id)
+            assert account is not None
+            return account
+        raise Conflict("the account is too busy to change its limits now; retry")
+
+
+class DynamoKeyStore(DynamoParts):
+    def _key_items(self, key: ApiKey, key_hash: str) -> list[Item]:
+        record = {
+            "key_id": key.id,
+            "account_id": key.account_id,
+            "name": key.name,
+            "prefix": key.prefix,
+            "recall": key.toggles.recall,
+            "tools": key.toggles.tools,
+            "mcp": key.toggles.mcp,
+            "admin": key.admin,
+            "created_at": key.created_at,
+            "revoked_at": key.revoked_at,
+            "key_hash": key_hash,
+            "recall_notes": key.recall_notes,
+            "recall_tokens": key.recall_tokens,
+            "spend_cap_micros": key.spend_cap_micros,  # None is left out (no cap)
+        }
+        return [
+            {
+                keys.TABLE_PK: keys.account_pk(key.account_id),
+                keys.TABLE_SK: keys.key_sk(key.id),
+                **record,
+            },
+            {keys.TABLE_PK: keys.key_hash_pk(key_hash), keys.TABLE_SK: keys.KEY_HASH_SK, **record},
+        ]
+
+    def put_key(self, key: ApiKey, key_hash: str) -> None:
+        self.table.transact(
+            [
+                {
+                    "Put": {
+                        "TableName": self.table.name,
+                        "Item": serialize(item),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+                for item in self._key_items(key, key_hash)
+            ]
+        )
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        item = self.table.get(keys.key_hash_pk(key_hash), keys.KEY_HASH_SK)
+        return _key_record(item) if item else None
+
+    def _key_item(self, account_id: str, key_id: str) -> Item | None:
+        return self.table.get(keys.account_pk(account_id), keys.key_sk(key_id))
+
+    def get_key(self, account_id: str, key_id: str) -> ApiKey | None:
+        item = self._key_item(account_id, key_id)
+        return _key_record(item) if item else None
+
+    def list_keys(self, account_id: str) -> list[ApiKey]:
+        items = self.table.query(keys.account_pk(account_id), "K#")
+        return sorted((_key_record(i) for i in items), key=lambda k: (k.created_at, k.id))
+
+    def update_key(
+        self,
+        account_id: str,
+        key_id: str,
+        *,
+        toggles: Toggles | None,
+        revoked_at: float | None,
+        settings: KeySettings | None = None,
+    ) -> ApiKey:
+        item = self._key_item(account_id, key_id)
+        if item is None:
+            raise NotFound(f"no key {key_id!r} in this account", code="key_not_found")
+        current = _key_record(item)
+        updated = replace(
+            current,
+            toggles=toggles or current.toggles,
+            revoked_at=current.revoked_at if current.revoked_at is not None else revoked_at,
+        )
+        if settings is not None:
+            updated = replace(
+                updated,
+                recall_notes=settings.recall_notes,
+                recall_tokens=settings.recall_tokens,
+                spend_cap_micros=settings.spend_cap_micros,
+            )
+        # Both records change together: authentication reads the hash record.
+        self.table.transact(
+            [
+                {"Put": {"TableName": self.table.name, "Item": serialize(i)}}
+                for i in self._key_items(updated, item["key_hash"])
+            ]
+        )
+        return updated

@@ -1,0 +1,187 @@
+"""Writing a plan as DynamoDB transactions: the conditional actions that take every
+touched item from its original to its final state, the account update every commit
+makes (counters, quota, the import lock), and the domain error a cancelled transaction
+means. Shared by the commit (``commit``) and the journaled bulk commit (``bulk``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from memvault.adapters.aws import dynamo, keys
+from memvault.adapters.aws.clients import error_code
+from memvault.adapters.aws.dynamo import Item, Table, serialize, values
+from memvault.adapters.aws.plan import Plan, StaleRead
+from memvault.domain import write_plan
+from memvault.domain.models import Limits
+from memvault.errors import Conflict, NotFound
+
+
+def item_actions(table: Table, plan: Plan, *, trims: bool = True) -> list[dict[str, Any]]:
+    """Conditional writes taking every touched item from its original to its final state.
+
+    ``trims=False`` leaves out the deletes of versions past the 50 kept: a journaled
+    (bulk) commit trims only once it has succeeded, so a rollback never needs them.
+    """
+    actions: list[dict[str, Any]] = []
+    changed = plan.changed_keys()
+    for sk in changed:
+        original, final = plan.originals.get(sk), plan.finals[sk]
+        if final is None:
+            action: dict[str, Any] = {
+                "Delete": {"TableName": table.name, "Key": dynamo.key(plan.pk, sk)}
+            }
+            body = action["Delete"]
+        else:
+            action = {"Put": {"TableName": table.name, "Item": serialize(final)}}
+            body = action["Put"]
+        if sk in plan.blind and sk not in plan.absent_checks:
+            pass
+        elif original is None:
+            body["ConditionExpression"] = "attribute_not_exists(pk)"
+        elif "version" in original:
+            body.update(unchanged_condition(original))
+        actions.append(action)
+    for sk in sorted(plan.absent_checks.difference(changed)):
+        actions.append(
+            {
+                "ConditionCheck": {
+                    "TableName": table.name,
+                    "Key": dynamo.key(plan.pk, sk),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+        )
+    for version_item, _markdown in plan.new_versions:
+        actions.append(
+            {
+                "Put": {
+                    "TableName": table.name,
+                    "Item": serialize(version_item),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+        )
+    for note_id, version, _body in plan.trimmed_versions if trims else ():
+        actions.append(
+            {
+                "Delete": {
+                    "TableName": table.name,
+                    "Key": dynamo.key(plan.pk, keys.version_sk(note_id, version)),
+                }
+            }
+        )
+    return actions
+
+
+def account_action(table: Table, plan: Plan, *, lock_id: str | None = None) -> dict[str, Any]:
+    """The account update every commit makes: counters, quota, and the import lock."""
+    conditions = ["attribute_exists(pk)"]
+    if lock_id is None:
+        conditions.append("attribute_not_exists(import_lock)")
+    else:
+        conditions.append("import_lock = :lock")
+    attr_values: dict[str, Any] = {
+        ":dn": plan.cost.notes,
+        ":db": plan.cost.bytes,
+        ":ndn": -plan.cost.notes,
+        ":ndb": -plan.cost.bytes,
+        ":one": 1,
+    }
+    if plan.cost.notes > 0:
+        conditions.append("notes_free >= :dn")
+    if plan.cost.bytes > 0:
+        conditions.append("bytes_free >= :db")
+    update = "ADD note_count :dn, total_bytes :db, notes_free :ndn, bytes_free :ndb, revision :one"
+    if lock_id is not None:
+        attr_values[":lock"] = lock_id
+        update += " REMOVE import_lock, lock_expires"
+    return {
+        "Update": {
+            "TableName": table.name,
+            "Key": dynamo.key(plan.pk, keys.ACCOUNT_SK),
+            "UpdateExpression": update,
+            "ConditionExpression": " AND ".join(conditions),
+            "ExpressionAttributeValues": values(attr_values),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+
+
+def transact(table: Table, plan: Plan, actions: list[dict[str, Any]]) -> None:
+    try:
+        table.transact(actions)
+    except ClientError as exc:
+        raise explain_cancel(table, plan, exc, actions) from exc
+
+
+def explain_cancel(
+    table: Table, plan: Plan, exc: ClientError, actions: list[dict[str, Any]]
+) -> BaseException:
+    """Which condition failed, as the domain error a user can act on."""
+    unexplained: BaseException = exc
+    if error_code(exc) != "TransactionCanceledException":
+        return unexplained
+    reasons: list[dict[str, Any]] = exc.response.get("CancellationReasons", [])
+    for action, reason in zip(actions, reasons, strict=False):
+        if reason.get("Code") != "ConditionalCheckFailed":
+            continue
+        if "Update" in action:  # the account item
+            return account_refusal(table, plan)
+        if plan.optimistic and action_sk(action) in plan.unverified | plan.absent_checks:
+            return StaleRead()
+        return Conflict(
+            "another writer changed these notes at the same time; re-read and retry",
+            code="version_conflict",
+        )
+    if any(r.get("Code") == "TransactionConflict" for r in reasons):
+        return Conflict(
+            "another writer changed these notes at the same time; re-read and retry",
+            code="version_conflict",
+        )
+    return unexplained
+
+
+def account_refusal(table: Table, plan: Plan) -> Exception:
+    account = table.get(plan.pk, keys.ACCOUNT_SK)
+    if account is None:
+        return NotFound(f"no account {plan.account_id!r}", code="account_not_found")
+    if "import_lock" in account:
+        return Conflict(
+            "an import is in progress on this vault; retry when it has finished",
+            code="import_in_progress",
+        )
+    usage = write_plan.Usage(account["note_count"], account["total_bytes"])
+    limits = Limits(max_notes=account["max_notes"], max_bytes=account["max_bytes"])
+    # Counters read now that pass neither limit (they moved since the condition failed)
+    # still get the byte limit named, as the condition's other test.
+    return write_plan.quota_refusal(usage, limits, plan.cost) or (
+        write_plan.byte_limit_refusal(usage, limits, plan.cost)
+    )
+
+
+def action_sk(action: dict[str, Any]) -> str | None:
+    body = next(iter(action.values()))
+    item_key = body.get("Key") or body.get("Item") or {}
+    sk: str | None = item_key.get(keys.TABLE_SK, {}).get("S")
+    return sk
+
+
+def unchanged_condition(original: Item) -> dict[str, Any]:
+    """The write condition that ``original`` is still what is stored. For a note item,
+    version, path and note id together pin every attribute but the update time (which
+    a move sets, and a move keeps the version), so an item taken from a recent read is
+    as good as one read in this commit."""
+    condition = "#version = :v"
+    names = {"#version": "version"}
+    attrs: dict[str, Any] = {":v": original["version"]}
+    if "note_id" in original and "path" in original:
+        condition += " AND #note_id = :id AND #path = :path"
+        names |= {"#note_id": "note_id", "#path": "path"}
+        attrs |= {":id": original["note_id"], ":path": original["path"]}
+    return {
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values(attrs),
+    }
