@@ -4,7 +4,7 @@
     .venv/bin/python bench/aws.py --opensearch-url http://127.0.0.1:9200
     .venv/bin/python bench/aws.py --start-node --notes 500 --runs 20   # quicker
 
-DynamoDB and S3 are moto, in process (tests/aws_env.py: the table from template.yaml);
+DynamoDB and S3 are moto, in process (tests/support/aws.py: the table from template.yaml);
 OpenSearch is a real local single node (scripts/opensearch/start.sh). The latencies are
 therefore moto + local-node figures, NOT AWS figures. What carries over to AWS is the
 number of requests each operation makes: on AWS every DynamoDB, S3 and OpenSearch
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import os
 import random
 import signal
@@ -45,46 +44,39 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import quote
 
-ROOT = Path(__file__).resolve().parent.parent
-# Run as a script, bench/ is sys.path[0], where any bench/<name>.py would shadow the
-# package of that name (the MCP SDK). Import from the repo root instead,
-# as pytest does: bench.synth, and tests.support.aws (the moto setup the test suite uses).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-sys.path.insert(0, str(ROOT))
+import httpx
 
-import httpx  # noqa: E402
-import uvicorn  # noqa: E402
-from bench.synth import VaultGenerator  # noqa: E402
-
-from memvault.adapters.aws.search import OpenSearchIndex  # noqa: E402
-from memvault.adapters.aws.search import make_client as make_search_client  # noqa: E402
-from memvault.api.app import create_app  # noqa: E402
-from memvault.container import Services, build_services  # noqa: E402
-from memvault.domain.models import VERSIONS_KEPT  # noqa: E402
-from memvault.domain.recall import RecallBlock  # noqa: E402
-from memvault.services.accounts import LOCAL_ACCOUNT_ID  # noqa: E402
-from memvault.services.context import Caller, Surface  # noqa: E402
-from memvault.services.recall import RecallService  # noqa: E402
-from memvault.services.vault import build_put  # noqa: E402
-from memvault.settings import Settings  # noqa: E402
-from tests.support.aws import REGION, create_resources, lean_moto, serial_moto  # noqa: E402
+# common first among bench's own: it puts the repo root on sys.path (tests.support).
+from common import ROOT, log, percentile_nearest_rank
+from memvault.adapters.aws.search import OpenSearchIndex
+from memvault.adapters.aws.search import make_client as make_search_client
+from memvault.api.app import create_app
+from memvault.container import Services, build_services
+from memvault.domain.models import VERSIONS_KEPT
+from memvault.domain.recall import RecallBlock
+from memvault.services.accounts import LOCAL_ACCOUNT_ID
+from memvault.services.context import Caller, Surface
+from memvault.services.recall import RecallService
+from memvault.services.vault import build_put
+from memvault.settings import Settings
+from synth import VaultGenerator
+from tests.support.aws import REGION, create_resources, serial_moto
+from tests.support.opensearch import ENV_VAR as ENV_URL
+from tests.support.opensearch import probe
+from tests.support.servers import serve_app
 
 SEED = 1
 TARGETS = {"read": 3, "write": 6}  # storage requests per operation, indexing excluded
-ENV_URL = "MEMVAULT_TEST_OPENSEARCH_URL"
 NODE_SCRIPTS = ROOT / "scripts" / "opensearch"
 LAYERS = ("service", "rest")
 NOT_AWS = (
@@ -93,31 +85,7 @@ NOT_AWS = (
 )
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], pct: float) -> float:
-    """Nearest-rank percentile (as bench/run.py)."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(pct / 100.0 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
 # ---------------------------------------------------------------------- the node
-def probe(url: str) -> str | None:
-    """None when ``url`` answers /_cluster/health green or yellow, else why not."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(f"{url}/_cluster/health", timeout=3.0) as resp:
-            status = json.loads(resp.read().decode("utf-8")).get("status")
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        return f"OpenSearch at {url} did not answer /_cluster/health ({exc})"
-    if status not in ("green", "yellow"):
-        return f"OpenSearch at {url} is not ready (cluster status {status!r})"
-    return None
-
-
 def free_node_port(first: int) -> int:
     """The first port from ``first`` that nothing listens on (HTTP only; transport is
     left to OpenSearch's own 9300-9400 search)."""
@@ -295,34 +263,11 @@ def split(counts: Counter[Key]) -> dict[str, int]:
     return out
 
 
-# ---------------------------------------------------------------------- the server
-@contextmanager
-def serve(svc: Services) -> Iterator[str]:
-    """memvault on a real uvicorn server on 127.0.0.1, in a background thread."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    config = uvicorn.Config(create_app(svc), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
+# ---------------------------------------------------------------------- operations
 def url_path(path: str) -> str:
     return quote(path, safe="/")
 
 
-# ---------------------------------------------------------------------- operations
 @dataclass
 class Op:
     name: str
@@ -417,6 +362,13 @@ def build_ops(
     def notes_url(path: str, suffix: str = "") -> str:
         return f"/v1/notes/{url_path(path)}{suffix}"
 
+    def put(path: str, markdown: str, version: int | None = None) -> httpx.Response:
+        """PUT /v1/notes/{path}, with If-Match ``version`` when given."""
+        headers = {"Content-Type": "text/markdown"}
+        if version is not None:
+            headers["If-Match"] = f'"{version}"'
+        return ok(http.put(notes_url(path), content=markdown.encode(), headers=headers))
+
     def move_op(n: int) -> Op:
         def service(i: int) -> object:
             old, _sources, new = move_paths("service", n, i)
@@ -452,25 +404,13 @@ def build_ops(
             "write new note (PUT)",
             "write",
             lambda i: svc.vault.write(caller, *new_docs["service"][i]),
-            lambda i: ok(
-                http.put(
-                    notes_url(new_docs["rest"][i][0]),
-                    content=new_docs["rest"][i][1].encode(),
-                    headers={"Content-Type": "text/markdown"},
-                )
-            ),
+            lambda i: put(*new_docs["rest"][i]),
         ),
         Op(
             "update note (PUT, If-Match)",
             "write",
             lambda i: svc.vault.write(caller, *update_docs["service"][i], expected_version=1),
-            lambda i: ok(
-                http.put(
-                    notes_url(update_docs["rest"][i][0]),
-                    content=update_docs["rest"][i][1].encode(),
-                    headers={"Content-Type": "text/markdown", "If-Match": '"1"'},
-                )
-            ),
+            lambda i: put(*update_docs["rest"][i], version=1),
         ),
         Op(
             f"update past {VERSIONS_KEPT} versions (PUT, If-Match)",
@@ -481,16 +421,7 @@ def build_ops(
                 long_docs["service"][i],
                 expected_version=VERSIONS_KEPT + i,
             ),
-            lambda i: ok(
-                http.put(
-                    notes_url(long_lived["rest"]),
-                    content=long_docs["rest"][i].encode(),
-                    headers={
-                        "Content-Type": "text/markdown",
-                        "If-Match": f'"{VERSIONS_KEPT + i}"',
-                    },
-                )
-            ),
+            lambda i: put(long_lived["rest"], long_docs["rest"][i], VERSIONS_KEPT + i),
             "one note per layer, updated run after run: each update trims its oldest version",
         ),
         Op(
@@ -590,7 +521,7 @@ def result_size(result: object) -> int:
 
 # ---------------------------------------------------------------------- printing
 def fmt_count(values: list[int]) -> str:
-    text = f"{percentile([float(v) for v in values], 50):g}"
+    text = f"{percentile_nearest_rank([float(v) for v in values], 50):g}"
     if max(values) != min(values):
         text += f" ({min(values)}-{max(values)})"
     return text
@@ -614,7 +545,7 @@ def print_results(ops: list[Op], runs: int) -> None:
             parts = [split(s.counts) for s in samples]
 
             def med(key: str, parts: list[dict[str, int]] = parts) -> int:
-                return int(percentile([p[key] for p in parts], 50))
+                return int(percentile_nearest_rank([p[key] for p in parts], 50))
 
             def col(key: str, parts: list[dict[str, int]] = parts) -> list[int]:
                 return [p[key] for p in parts]
@@ -633,8 +564,9 @@ def print_results(ops: list[Op], runs: int) -> None:
                 if verdict == "MISS":
                     misses.append((op, layer, limit))
             name = op.name if layer == "service" else ""
+            p50, p99 = statistics.median(ms), percentile_nearest_rank(ms, 99)
             print(
-                f"{name:<44}{layer:<9}{statistics.median(ms):>8.1f}{percentile(ms, 99):>9.1f}"
+                f"{name:<44}{layer:<9}{p50:>8.1f}{p99:>9.1f}"
                 f"  {storage:<18}{target:<7}{verdict:<6}{indexing:<24}"
                 f"{fmt_count(col('search_os')):>9}"
             )
@@ -700,8 +632,7 @@ def bench(url: str, args: argparse.Namespace) -> None:
     gen = VaultGenerator(args.notes, seed=SEED)
     with (
         tempfile.TemporaryDirectory(prefix="memvault-aws-bench-") as tmp,
-        serial_moto(),
-        lean_moto() if not args.plain_moto else nullcontext(),
+        serial_moto(lean=not args.plain_moto),
     ):
         zip_path = Path(tmp) / "vault.zip"
         notes, md_bytes = gen.write_zip(zip_path)
@@ -744,7 +675,7 @@ def bench(url: str, args: argparse.Namespace) -> None:
             log(f"imported in {import_seconds:.1f} s")
 
             with (
-                serve(svc) as base,
+                serve_app(create_app(svc)) as base,
                 httpx.Client(
                     base_url=base,
                     headers={"Authorization": f"Bearer {issued.secret}"},

@@ -4,7 +4,7 @@
     .venv/bin/python bench/gateway.py --notes 1000 --reps 3 --json
 
 Setup, all on 127.0.0.1:
-- the scripted upstream (tests/upstream, the one stand-in: no provider is reachable here)
+- the scripted upstream (tests/support/upstream, the one stand-in: no provider is reachable here)
   in its own process, answering every chat completion at once;
 - memvault (`memvault serve`, embedded backend) in its own process, in front of it, with
   a synthetic vault (bench/synth.py, 10k notes of ~5 kB by default) and a key with recall
@@ -41,7 +41,6 @@ import json
 import os
 import platform
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,16 +53,16 @@ from typing import Any
 
 import httpx
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from memvault.container import build_services  # noqa: E402
-from memvault.domain.models import Toggles  # noqa: E402
-from memvault.services.accounts import LOCAL_ACCOUNT_ID  # noqa: E402
-from memvault.services.context import Caller, Surface  # noqa: E402
-from memvault.settings import Settings  # noqa: E402
-from synth import VaultGenerator  # noqa: E402
+# common first among bench's own: it puts the repo root on sys.path (tests.support).
+import common
+from common import ROOT, percentile_rounded
+from memvault.container import build_services
+from memvault.domain.models import Toggles
+from memvault.services.accounts import LOCAL_ACCOUNT_ID
+from memvault.services.context import Caller, Surface
+from memvault.settings import Settings
+from synth import VaultGenerator
+from tests.support.servers import free_port
 
 SEED = 1
 MODEL = "gpt-4o-mini"
@@ -86,18 +85,7 @@ while True:
 
 
 def log(message: str) -> None:
-    print(f"[gateway-bench] {message}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))]
+    common.log(f"[gateway-bench] {message}")
 
 
 def wait_until_up(url: str, proc: subprocess.Popen[bytes], path: str = "/healthz") -> None:
@@ -147,7 +135,7 @@ def prepare_vault(data_dir: Path, notes: int) -> tuple[dict[str, str], list[str]
 def start_upstream() -> tuple[subprocess.Popen[bytes], str]:
     """The scripted upstream in its own process, answering; and its base URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(REPO))],
+        [sys.executable, "-c", UPSTREAM_SCRIPT.format(repo=str(ROOT))],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
@@ -178,7 +166,7 @@ def serve_memvault(
     argv = (
         command(port)
         if command is not None
-        else [str(REPO / ".venv/bin/memvault"), "serve", "--port", str(port)]
+        else [str(ROOT / ".venv/bin/memvault"), "serve", "--port", str(port)]
     )
     proc = subprocess.Popen(
         argv,
@@ -231,33 +219,41 @@ def run(
     image_bytes: int = 0,
     agent_steps: int = 0,
 ) -> dict[str, Any]:
+    with (
+        tempfile.TemporaryDirectory(prefix="memvault-bench-gateway-") as tmp,
+        stopped_on_exit() as procs,
+    ):
+        data_dir = Path(tmp) / "data"
+        keys, queries = prepare_vault(data_dir, notes)
+        upstream, upstream_url = start_upstream()
+        procs.append(upstream)
+        gateway, gateway_url = serve_memvault(data_dir, upstream_url)
+        procs.append(gateway)
+        log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")
+        out = measure(upstream_url, gateway_url, keys, queries, reps, warmup)
+        if agent_steps > 1:
+            out["agent_steps"] = measure_agent_steps(
+                upstream_url, gateway_url, keys, queries, reps, agent_steps
+            )
+        if conversation_tokens > 0:
+            history = conversation_history(VaultGenerator(notes, seed=SEED), conversation_tokens)
+            log(f"long conversation: {len(history)} messages, {steps} steps")
+            out["conversation"] = measure_conversation(
+                upstream_url, gateway_url, keys, history, queries, steps
+            )
+            out["conversation"]["tokens"] = conversation_tokens
+        if image_bytes > 0:
+            out["image"] = measure_image(upstream_url, gateway_url, keys, image_bytes, 20)
+        return out
+
+
+@contextmanager
+def stopped_on_exit() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """A list for the processes a run starts: each is terminated, and waited for, on
+    the way out."""
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="memvault-bench-gateway-") as tmp:
-            data_dir = Path(tmp) / "data"
-            keys, queries = prepare_vault(data_dir, notes)
-            upstream, upstream_url = start_upstream()
-            procs.append(upstream)
-            gateway, gateway_url = serve_memvault(data_dir, upstream_url)
-            procs.append(gateway)
-            log(f"upstream {upstream_url}, memvault {gateway_url}; timing {reps} reps")
-            out = measure(upstream_url, gateway_url, keys, queries, reps, warmup)
-            if agent_steps > 1:
-                out["agent_steps"] = measure_agent_steps(
-                    upstream_url, gateway_url, keys, queries, reps, agent_steps
-                )
-            if conversation_tokens > 0:
-                history = conversation_history(
-                    VaultGenerator(notes, seed=SEED), conversation_tokens
-                )
-                log(f"long conversation: {len(history)} messages, {steps} steps")
-                out["conversation"] = measure_conversation(
-                    upstream_url, gateway_url, keys, history, queries, steps
-                )
-                out["conversation"]["tokens"] = conversation_tokens
-            if image_bytes > 0:
-                out["image"] = measure_image(upstream_url, gateway_url, keys, image_bytes, 20)
-            return out
+        yield procs
     finally:
         for proc in procs:
             proc.terminate()
@@ -266,15 +262,20 @@ def run(
 
 @contextmanager
 def path_clients(
-    upstream_url: str, gateway_url: str, keys: dict[str, str], names: Sequence[str]
+    upstream_url: str,
+    gateway_url: str,
+    keys: dict[str, str],
+    names: Sequence[str],
+    name_header: str | None = None,
 ) -> Iterator[dict[str, httpx.Client]]:
     """One keep-alive client per path, closed after: "direct" to the upstream, each name
-    through memvault with its key."""
+    through memvault with its key (and, with ``name_header``, its name in that header)."""
     clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
     for name in names:
-        clients[name] = httpx.Client(
-            base_url=gateway_url, headers={"Authorization": f"Bearer {keys[name]}"}, timeout=120
-        )
+        headers = {"Authorization": f"Bearer {keys[name]}"}
+        if name_header is not None:
+            headers[name_header] = name
+        clients[name] = httpx.Client(base_url=gateway_url, headers=headers, timeout=120)
     try:
         yield clients
     finally:
@@ -321,12 +322,12 @@ def measure(
         out["samples"][label] = {
             "n": len(values),
             "p50_ms": statistics.median(values),
-            "p99_ms": percentile(values, 99),
+            "p99_ms": percentile_rounded(values, 99),
         }
     for label, values in headers.items():
         out["headers"][label] = {
             "p50_ms": statistics.median(values),
-            "p99_ms": percentile(values, 99),
+            "p99_ms": percentile_rounded(values, 99),
         }
     return out
 

@@ -23,20 +23,13 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import tempfile
 from pathlib import Path
 
 import httpx
 
-from gateway import (
-    body,
-    percentile,
-    prepare_vault,
-    serve_memvault,
-    start_upstream,
-    timed,
-)
+from common import percentile_rounded
+from gateway import body, prepare_vault, serve_memvault, start_upstream, stopped_on_exit, timed
 
 
 def main() -> None:
@@ -47,27 +40,24 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=16)
     args = parser.parse_args()
     builds = {"A": args.a, "B": args.b}
-    procs: list[subprocess.Popen[bytes]] = []
-    with tempfile.TemporaryDirectory(prefix="memvault-bench-ab-") as tmp:
-        try:
-            source = Path(tmp) / "source"
-            keys, queries = prepare_vault(source / "data", args.notes)
-            upstream, upstream_url = start_upstream()
-            procs.append(upstream)
-            clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
-            for name, tree in builds.items():
-                data = Path(tmp) / name
-                shutil.copytree(source / "data", data)
-                proc, url = serve_memvault(data, upstream_url, tree)
-                procs.append(proc)
-                clients[name] = httpx.Client(
-                    base_url=url, headers={"Authorization": f"Bearer {keys['recall']}"}
-                )
-            samples = run(clients, queries, args.reps)
-        finally:
-            for proc in procs:
-                proc.terminate()
-                proc.wait(timeout=10)
+    with (
+        tempfile.TemporaryDirectory(prefix="memvault-bench-ab-") as tmp,
+        stopped_on_exit() as procs,
+    ):
+        source = Path(tmp) / "source"
+        keys, queries = prepare_vault(source / "data", args.notes)
+        upstream, upstream_url = start_upstream()
+        procs.append(upstream)
+        clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
+        for name, tree in builds.items():
+            data = Path(tmp) / name
+            shutil.copytree(source / "data", data)
+            proc, url = serve_memvault(data, upstream_url, tree)
+            procs.append(proc)
+            clients[name] = httpx.Client(
+                base_url=url, headers={"Authorization": f"Bearer {keys['recall']}"}
+            )
+        samples = run(clients, queries, args.reps)
     report(builds, samples, args.notes, args.reps, len(queries))
 
 
@@ -114,7 +104,7 @@ def report(
         for name in builds:
             values = samples[(name, stream)]
             added[name] = statistics.median(values) - base
-            p99 = percentile(values, 99) - percentile(direct, 99)
+            p99 = percentile_rounded(values, 99) - percentile_rounded(direct, 99)
             header = statistics.median(samples[(name + " header", stream)])
             cells.append(f"{added[name]:5.2f}/{p99:5.2f}/{header:4.2f}")
         label = "TTFB" if stream else "whole"

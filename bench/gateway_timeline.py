@@ -30,7 +30,6 @@ import json
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,13 +37,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from gateway import (
     body,
+    path_clients,
     prepare_vault,
     serve_memvault,
     start_upstream,
+    stopped_on_exit,
     timed,
 )
 from memvault import spans
@@ -162,27 +161,24 @@ def main() -> None:
         serve(int(args.serve[0]), Path(args.serve[1]))
         return
 
-    procs: list[subprocess.Popen[bytes]] = []
-    with tempfile.TemporaryDirectory(prefix="memvault-bench-timeline-") as tmp:
-        try:
-            data_dir, out = Path(tmp) / "data", Path(tmp) / "timelines.json"
-            keys, queries = prepare_vault(data_dir, args.notes)
-            upstream, upstream_url = start_upstream()
-            procs.append(upstream)
-            server, gateway_url = serve_memvault(
-                data_dir,
-                upstream_url,
-                command=lambda port: [sys.executable, __file__, "--serve", str(port), str(out)],
-            )
-            procs.append(server)
-            measured = drive(upstream_url, gateway_url, keys, queries, args.reps, args.warmup)
-            server.terminate()
-            server.wait(timeout=10)
-            report(json.loads(out.read_text()), measured, args.warmup * len(queries))
-        finally:
-            for proc in procs:
-                proc.terminate()
-                proc.wait(timeout=10)
+    with (
+        tempfile.TemporaryDirectory(prefix="memvault-bench-timeline-") as tmp,
+        stopped_on_exit() as procs,
+    ):
+        data_dir, out = Path(tmp) / "data", Path(tmp) / "timelines.json"
+        keys, queries = prepare_vault(data_dir, args.notes)
+        upstream, upstream_url = start_upstream()
+        procs.append(upstream)
+        server, gateway_url = serve_memvault(
+            data_dir,
+            upstream_url,
+            command=lambda port: [sys.executable, __file__, "--serve", str(port), str(out)],
+        )
+        procs.append(server)
+        measured = drive(upstream_url, gateway_url, keys, queries, args.reps, args.warmup)
+        server.terminate()
+        server.wait(timeout=10)
+        report(json.loads(out.read_text()), measured, args.warmup * len(queries))
 
 
 def drive(
@@ -194,16 +190,9 @@ def drive(
     warmup: int,
 ) -> dict[str, float]:
     """Median time to the last byte per path, the client's clock; "direct" included."""
-    clients = {"direct": httpx.Client(base_url=upstream_url, timeout=120)}
-    for path in PATHS:
-        clients[path] = httpx.Client(
-            base_url=gateway_url,
-            headers={"Authorization": f"Bearer {keys[path]}", PATH_HEADER: path},
-            timeout=120,
-        )
-    samples: dict[str, list[float]] = {name: [] for name in clients}
+    samples: dict[str, list[float]] = {name: [] for name in ("direct", *PATHS)}
     sent = 0
-    try:
+    with path_clients(upstream_url, gateway_url, keys, PATHS, PATH_HEADER) as clients:
         for rep in range(warmup + reps):
             for i, question in enumerate(queries):
                 order = list(clients) if (rep + i) % 2 else list(reversed(clients))
@@ -213,9 +202,6 @@ def drive(
                     elapsed, _ = timed(clients[name], "/v1/chat/completions", payload)
                     if rep >= warmup:
                         samples[name].append(elapsed)
-    finally:
-        for client in clients.values():
-            client.close()
     return {name: statistics.median(values) for name, values in samples.items()}
 
 

@@ -23,22 +23,11 @@ at most 2 ms to the p50 of REST); nothing is asserted.
 
 from __future__ import annotations
 
-import os
-import sys
-
-# This file is named mcp.py, and a script's own folder comes first on sys.path: move it
-# last, so ``import mcp`` finds the SDK and ``import synth`` still finds bench/synth.py
-# (hence imports after code, below).
-# ruff: noqa: E402
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE] + [_HERE]
-
 import argparse
 import json
 import platform
 import statistics
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,42 +36,25 @@ from typing import Any
 import anyio
 import httpx
 import httpx2
-import uvicorn
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_PROTOCOL_VERSION
 
+# common first among bench's own: it puts the repo root on sys.path (tests.support).
+from common import log, percentile_nearest_rank
 from memvault.api.app import create_app
 from memvault.container import build_services
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller, Surface
 from memvault.settings import Settings
 from synth import VaultGenerator
+from tests.support.servers import serve_app
 
 SEED = 1
 LIMIT = 5
 TARGET_ADDED_MS = 2.0  # MCP adds at most this to the REST p50
 HANDSHAKE = "2025-06-18"
 ACCEPT = "application/json, text/event-stream"
-
-
-def percentile(values: list[float], pct: float) -> float:
-    """Nearest-rank percentile (p99 of 100 samples is the 99th smallest)."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(pct / 100.0 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def timed(fn: Callable[[], httpx.Response]) -> float:
@@ -137,19 +109,10 @@ def run_bench(notes: int, reps: int, warmup: int) -> dict[str, Any]:
         assert report.created == notes, report
         log(f"loaded {notes} notes")
 
-        port = free_port()
-        server = uvicorn.Server(
-            uvicorn.Config(create_app(svc), host="127.0.0.1", port=port, log_level="warning")
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.02)
-        url = f"http://127.0.0.1:{port}"
         auth = {"Authorization": f"Bearer {key}"}
         queries = [q for _, q in gen.queries()]
         samples: dict[str, list[float]] = {"rest": [], "mcp": [], "mcp_modern": [], "sdk": []}
-        try:
+        with serve_app(create_app(svc)) as url:
             with (
                 httpx.Client(base_url=url, headers=auth, timeout=60) as rest,
                 httpx.Client(
@@ -192,14 +155,11 @@ def run_bench(notes: int, reps: int, warmup: int) -> dict[str, Any]:
                             if rep >= warmup:
                                 samples[name].append(elapsed)
             samples["sdk"] = anyio.run(sdk_samples, url, key, queries, reps, warmup)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
     for name, values in samples.items():
         res[name] = {
             "n": len(values),
             "p50_ms": statistics.median(values),
-            "p99_ms": percentile(values, 99),
+            "p99_ms": percentile_nearest_rank(values, 99),
             "mean_ms": statistics.fmean(values),
         }
     return res

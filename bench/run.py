@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from common import log, percentile_nearest_rank
 from memvault.container import Services, build_services
 from memvault.domain import markdown
 from memvault.domain import query as query_terms
@@ -63,19 +64,8 @@ TARGET_IMPORT_SECONDS = 10.0  # a 10k-note, ~50 MB zip
 
 
 # ---------------------------------------------------------------------- helpers
-def percentile(values: list[float], pct: float) -> float:
-    """Nearest-rank percentile (p99 of 100 samples is the 99th smallest)."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(pct / 100.0 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 class Phases:
@@ -294,8 +284,8 @@ def bench_search(
     out: dict[str, Any] = {"search_reps": reps, "search_queries": len(prepared)}
     for kind, by_cls in samples.items():
         for cls, values in by_cls.items():
-            out[f"search_{kind}_{cls}_p50"] = percentile(values, 50)
-            out[f"search_{kind}_{cls}_p99"] = percentile(values, 99)
+            out[f"search_{kind}_{cls}_p50"] = percentile_nearest_rank(values, 50)
+            out[f"search_{kind}_{cls}_p99"] = percentile_nearest_rank(values, 99)
     for cls in {c for c, *_ in prepared}:
         out[f"matched_{cls}"] = statistics.median(m for c, _, _, m in prepared if c == cls)
     out["matched_all"] = statistics.median(m for *_, m in prepared)
@@ -331,8 +321,8 @@ def bench_writes(
                 outcome = svc.vault.write(caller, path, markdown)
                 times.append((time.perf_counter() - start) * 1000.0)
                 assert outcome.changed
-            out[f"write_{kind}_p50"] = percentile(times, 50)
-            out[f"write_{kind}_p99"] = percentile(times, 99)
+            out[f"write_{kind}_p50"] = percentile_nearest_rank(times, 50)
+            out[f"write_{kind}_p99"] = percentile_nearest_rank(times, 99)
             out[f"write_{kind}_phases_ms"] = {
                 k: v * 1000.0 / count for k, v in phases.reset().items()
             }

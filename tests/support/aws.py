@@ -14,7 +14,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -79,15 +79,16 @@ def fake_credentials() -> None:
 
 
 @contextmanager
-def serial_moto() -> Iterator[str | None]:
+def serial_moto(*, lean: bool = True) -> Iterator[str | None]:
     """moto's DynamoDB and S3, in process, answering one request at a time.
 
     One request at a time is how DynamoDB looks to its clients (each call atomic);
     moto's own request handling is not thread-safe, and the concurrency tests race
     real threads, so its dispatcher is wrapped in a lock. DynamoDB runs with
     ``lean_moto`` (below: the same answers without moto's whole-table copies, which made
-    an import of a few hundred notes take 10-25 s). Yields the endpoint URL to configure
-    (None: boto3's default endpoints, intercepted by moto).
+    an import of a few hundred notes take 10-25 s); ``lean=False`` runs plain moto
+    (bench/aws.py --plain-moto). Yields the endpoint URL to configure (None: boto3's
+    default endpoints, intercepted by moto).
     """
     from moto.core.botocore_stubber import BotocoreStubber
 
@@ -101,7 +102,7 @@ def serial_moto() -> Iterator[str | None]:
 
     BotocoreStubber.process_request = serialised  # type: ignore[method-assign]
     try:
-        with mock_aws(), lean_moto():
+        with mock_aws(), lean_moto() if lean else nullcontext():
             yield None
     finally:
         BotocoreStubber.process_request = original  # type: ignore[method-assign]
