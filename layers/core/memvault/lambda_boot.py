@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvault.adapters.aws.search import OpenSearchIndex, make_client
 from memvault.adapters.aws.secrets import resolve_provider_keys
+from memvault.adapters.aws.wiring import search_index
 from memvault.container import Services, build_services
 from memvault.settings import Settings, get_settings
 
@@ -29,16 +29,7 @@ def ensure_search_index(settings: Settings) -> bool:
     """Create the index if it is missing (idempotent, safe when cold starts race)."""
     if settings.backend != "aws" or not settings.opensearch_url:
         return False
-    index = OpenSearchIndex(
-        make_client(
-            settings.opensearch_url,
-            auth=settings.opensearch_auth,
-            region=settings.aws_region,
-            timeout=settings.opensearch_timeout,
-        ),
-        settings.opensearch_index,
-    )
-    return index.create_index(replicas=settings.opensearch_replicas)
+    return search_index(settings).create_index(replicas=settings.opensearch_replicas)
 
 
 def boot_services(settings: Settings | None = None) -> Services:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from memvault.cli.output import die, err, fail, out
+from memvault.cli.output import die, err, fail, out, plural
 
 
 def _check_can_listen(host: str, port: int) -> None:
@@ -136,7 +136,7 @@ def reindex(
         count = services.vault.reindex(account_id)
     except MemvaultError as exc:
         fail(exc)
-    out.print(Text(f"reindexed {count} notes of account {account_id}"))
+    out.print(Text(f"reindexed {plural(count, 'note')} of account {account_id}"))
 
 
 def init_search(
@@ -155,19 +155,10 @@ def init_search(
             " MEMVAULT_OPENSEARCH_URL",
             2,
         )
-    from memvault.adapters.aws.search import OpenSearchIndex, make_client
+    from memvault.adapters.aws.wiring import search_index
 
     try:
-        index = OpenSearchIndex(
-            make_client(
-                settings.opensearch_url,
-                auth=settings.opensearch_auth,
-                region=settings.aws_region,
-                timeout=settings.opensearch_timeout,
-            ),
-            settings.opensearch_index,
-        )
-        created = index.create_index(replicas=replicas)
+        created = search_index(settings).create_index(replicas=replicas)
     except MemvaultError as exc:
         fail(exc)
     state = "created" if created else "already exists"

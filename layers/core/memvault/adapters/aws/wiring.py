@@ -28,26 +28,29 @@ def build(
     s3 = make_client("s3", settings.aws_region, settings.s3_endpoint)
     table = Table(ddb, settings.table)
     bodies = BodyStore(s3, settings.bucket)
-    if not settings.opensearch_url:
-        raise ServiceUnavailable(
-            "MEMVAULT_OPENSEARCH_URL is not set; the AWS backend needs a search domain",
-            code="search_not_configured",
-        )
-    search_client = make_search_client(
-        settings.opensearch_url,
-        auth=settings.opensearch_auth,
-        region=settings.aws_region,
-        timeout=settings.opensearch_timeout,
-    )
-    index = OpenSearchIndex(
-        search_client, settings.opensearch_index, refresh=settings.opensearch_refresh
-    )
+    index = search_index(settings)
     if check:
         check_resources(ddb, s3, settings)
         index.check()
     # Keys by hash are cached for 30 s (key_cache.py): a revocation made elsewhere takes
     # up to that long to reach this process.
     return KeyCachingStore(table, bodies), index, DynamoRateLimiter(table, policy)
+
+
+def search_index(settings: Settings) -> OpenSearchIndex:
+    """The configured OpenSearch index (nothing is sent until it is used)."""
+    if not settings.opensearch_url:
+        raise ServiceUnavailable(
+            "MEMVAULT_OPENSEARCH_URL is not set; the AWS backend needs a search domain",
+            code="search_not_configured",
+        )
+    client = make_search_client(
+        settings.opensearch_url,
+        auth=settings.opensearch_auth,
+        region=settings.aws_region,
+        timeout=settings.opensearch_timeout,
+    )
+    return OpenSearchIndex(client, settings.opensearch_index, refresh=settings.opensearch_refresh)
 
 
 def check_resources(ddb: object, s3: object, settings: Settings) -> None:
