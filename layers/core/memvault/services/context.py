@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memvault.domain.identity import Role
+
 
 class Surface(StrEnum):
     REST = "rest"
@@ -15,9 +17,20 @@ class Surface(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Caller:
+    """``account_id`` is the organisation. A person acting (through a key or a session)
+    also has ``member_id`` and ``role``; ``manage`` is True for a session and for a key
+    with the admin toggle, which act with the member's role (``domain.policy``). A caller
+    with no member (the stdio MCP server, the tests' vault callers) can use the vault and
+    nothing the policy guards."""
+
     account_id: str
     surface: Surface = Surface.REST
     key_id: str | None = None
+    member_id: str | None = None
+    role: Role | None = None
+    manage: bool = False
+    session_id: str | None = None
+    client: str = ""  # the client address (audit records it)
 
     @property
     def is_model(self) -> bool:
