@@ -257,6 +257,46 @@ def test_paths_differing_only_in_case_are_one_note(c: httpx.Client) -> None:
     error_of(put(c, "plan.md", "y"), 409, "path_case_conflict")
 
 
+def test_every_note_route_finds_the_note_under_another_case(c: httpx.Client) -> None:
+    """The README's promise: paths differing only in case name the same note. Answers
+    carry the note's own spelling."""
+    assert put(c, "CHECK.md", "v1").status_code == 201
+    assert put(c, "CHECK.md", "v2").status_code == 200
+    put(c, "index.md", "see [[check]]")
+
+    read = c.get(url("check.md"))
+    assert read.status_code == 200, read.text
+    assert (read.json()["path"], read.json()["markdown"], read.headers["ETag"]) == (
+        "CHECK.md",
+        "v2",
+        '"2"',
+    )
+    assert c.get(url("Check.md"), headers={"If-None-Match": '"2"'}).status_code == 304
+    assert versions_of(c, "check.md") == [2, 1]
+    assert c.get(url("check.md", "/versions/1")).json()["markdown"] == "v1"
+    assert [n["path"] for n in c.get(url("check.md", "/backlinks")).json()] == ["index.md"]
+
+    appended = c.post(url("check.md", "/append"), json={"text": "v3"})
+    assert appended.status_code == 200 and appended.json()["note"]["path"] == "CHECK.md"
+    restored = c.post(url("cHeCk.md", "/versions/1/restore"), headers={"If-Match": '"3"'})
+    assert restored.status_code == 200 and restored.json()["note"]["path"] == "CHECK.md"
+    assert c.get(url("CHECK.md")).json()["markdown"] == "v1"
+
+    error_of(c.delete(url("check.md", "/history")), 409, "note_is_live")
+    error_of(c.delete(url("check.md"), headers={"If-Match": '"1"'}), 409, "version_conflict")
+    assert c.delete(url("check.md"), headers={"If-Match": '"4"'}).status_code == 204
+    error_of(c.get(url("CHECK.md")), 404, "note_not_found")
+    assert versions_of(c, "Check.md") == [4, 3, 2, 1]
+    assert c.delete(url("check.md", "/history")).status_code == 204
+    error_of(c.get(url("CHECK.md", "/versions")), 404, "note_not_found")
+
+    put(c, "Move Me.md", "x")
+    moved = c.post(url("move me.md", "/move"), json={"to": "done/Moved.md"})
+    assert moved.status_code == 200 and moved.json()["path"] == "done/Moved.md"
+    paths = [n["path"] for n in c.get("/v1/notes").json()["notes"]]
+    assert paths == ["done/Moved.md", "index.md"]
+
+
 def test_sub_resources_of_a_note_inside_a_folder_named_versions(c: httpx.Client) -> None:
     """A note path may itself contain "versions", "backlinks", "append"... as folders."""
     tricky = "archive/versions/2.md"

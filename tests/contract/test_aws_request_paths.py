@@ -226,15 +226,19 @@ def test_a_delete_leaves_a_marker_and_recreating_revives_the_history(
     assert services.vault.write(user, "n.md", "v4").note.version == 4
 
 
-def test_recreating_under_another_spelling_starts_a_new_history(
+def test_recreating_under_another_spelling_revives_the_history(
     services: Services, user: Caller
 ) -> None:
     services.vault.write(user, "Note.md", "old")
     services.vault.delete(user, "Note.md")
-    fresh = services.vault.write(user, "note.md", "new")
-    assert fresh.note.version == 1
-    assert [v.version for v in services.vault.versions(user, "Note.md")] == [1]
-    assert services.vault.version(user, "Note.md", 1).markdown == "old"
+    again = services.vault.write(user, "note.md", "new")
+    # Paths differing only in case name one note: its history goes on, under the new
+    # spelling, behind the same marker.
+    assert (again.note.path, again.note.version, again.created) == ("note.md", 2, True)
+    assert [v.version for v in services.vault.versions(user, "Note.md")] == [2, 1]
+    assert services.vault.version(user, "NOTE.md", 1).markdown == "old"
+    assert items(services, "D#") == []
+    assert items(services, "DM#") == ["DM#note.md"]
 
 
 def test_a_purged_history_is_not_revived(services: Services, user: Caller) -> None:

@@ -12,12 +12,16 @@ from memvault.domain import paths
 from memvault.domain.paths import (
     MAX_PATH_BYTES,
     folder,
+    invisible_character,
     link_key,
+    lookup_folder,
+    lookup_path,
     name_key,
     normalize_folder,
     normalize_path,
     path_key,
     stem,
+    windows_problem,
 )
 from memvault.errors import InvalidInput, InvalidPath
 
@@ -34,6 +38,11 @@ from memvault.errors import InvalidInput, InvalidPath
         "日本語/ノート.md",
         "ab:c.md",  # a colon is only a problem as a drive letter
         "notes/C:.md",  # ...in the first segment
+        "CON.md",  # Windows device names and characters are legal (export reports them)
+        "aux/nul.txt.md",
+        'what?/"quoted" <a|b>*.md',
+        "v1./x.md",
+        "🚀 launch/❤ notes.md",  # emoji without joiners or selectors are plain symbols
         "x" * (MAX_PATH_BYTES - 3) + ".md",
     ],
 )
@@ -116,6 +125,117 @@ def test_refusal_message_shows_a_shortened_path() -> None:
     with pytest.raises(InvalidPath) as info:
         normalize_path("a" * 1000)
     assert len(info.value.message) < 200
+
+
+# --------------------------------------------------------------------------- invisible
+
+
+# Characters that make two different paths look alike: each is refused in a path, a
+# folder filter and a move target, and named in the refusal.
+INVISIBLE = [
+    ("\u200b", "invisible character", "ZERO WIDTH SPACE"),
+    ("\u200c", "invisible character", "ZERO WIDTH NON-JOINER"),
+    ("\u200d", "invisible character", "ZERO WIDTH JOINER"),
+    ("\u2060", "invisible character", "WORD JOINER"),
+    ("\ufeff", "invisible character", "ZERO WIDTH NO-BREAK SPACE"),
+    ("\u00ad", "invisible character", "SOFT HYPHEN"),
+    ("\u034f", "invisible character", "COMBINING GRAPHEME JOINER"),
+    ("\u3164", "invisible character", "HANGUL FILLER"),
+    ("\ufe0f", "invisible character", "VARIATION SELECTOR-16"),
+    ("\U000e0041", "invisible character", "TAG LATIN CAPITAL LETTER A"),
+    ("\u202e", "bidirectional control", "RIGHT-TO-LEFT OVERRIDE"),
+    ("\u202a", "bidirectional control", "LEFT-TO-RIGHT EMBEDDING"),
+    ("\u200f", "bidirectional control", "RIGHT-TO-LEFT MARK"),
+    ("\u2067", "bidirectional control", "RIGHT-TO-LEFT ISOLATE"),
+    ("\u061c", "bidirectional control", "ARABIC LETTER MARK"),
+    ("\u2028", "line or paragraph separator", "LINE SEPARATOR"),
+    ("\u2029", "line or paragraph separator", "PARAGRAPH SEPARATOR"),
+]
+
+
+@pytest.mark.parametrize(("char", "rule", "name"), INVISIBLE)
+def test_invisible_bidi_and_separator_characters_are_refused(
+    char: str, rule: str, name: str
+) -> None:
+    for raw in (f"a{char}b.md", f"{char}a.md", f"dir{char}/a.md", f"a.md{char}"):
+        with pytest.raises(InvalidPath, match=rule) as info:
+            normalize_path(raw)
+        assert name in info.value.message
+        assert f"U+{ord(char):04X}" in info.value.message
+    with pytest.raises(InvalidPath, match=rule):
+        normalize_folder(f"projects{char}")
+
+
+def test_two_paths_that_look_alike_cannot_both_be_made() -> None:
+    # "\u200b" and "\ufeff" show as nothing; after "\u202e" the rest shows reversed
+    # ("exe\u202edm.md" reads "exemd.md"); "\u2028" breaks the line in a listing.
+    for trick in ("plan\u200b.md", "\ufeffplan.md", "exe\u202edm.md", "a\u2028b.md"):
+        with pytest.raises(InvalidPath):
+            normalize_path(trick)
+    assert normalize_path("plan.md") == "plan.md"
+
+
+def test_every_format_and_separator_character_is_refused() -> None:
+    """Every code point Unicode files as a format character (Cf: invisible, bidirectional
+    controls) or a line or paragraph separator, whatever the Python's Unicode version."""
+    for cp in range(0x110000):
+        char = chr(cp)
+        if unicodedata.category(char) in ("Cf", "Zl", "Zp"):
+            with pytest.raises(InvalidPath):
+                normalize_path(f"a{char}.md")
+
+
+def test_lookups_accept_invisible_characters_so_old_notes_stay_reachable() -> None:
+    """A note stored before the rule keeps its name: it can be read, moved to a clean
+    name or deleted, never made anew."""
+    assert lookup_path("a\u200bb.md") == "a\u200bb.md"
+    assert lookup_path("Cafe\u0301\u202e.md") == "Caf\u00e9\u202e.md"
+    for broken in ("../a.md", "a\x00.md", "a.txt", "/a.md", "a\ud800.md"):
+        with pytest.raises(InvalidPath):
+            lookup_path(broken)
+    assert lookup_folder("x\u200b") == "x\u200b/"
+    with pytest.raises(InvalidPath):
+        lookup_folder("../x")
+
+
+# --------------------------------------------------------------------------- windows
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("CON.md", "reserved"),
+        ("con.md", "reserved"),
+        ("notes/Nul.backup.md", "reserved"),
+        ("aux/x.md", "reserved"),
+        ("COM1.md", "reserved"),
+        ("lpt9.md", "reserved"),
+        ("COM\u00b9.md", "reserved"),
+        ("CON .md", "reserved"),
+        ("ab:c.md", "':'"),
+        ("notes/a:b.md", "':'"),
+        ("x/a<b.md", "'<'"),
+        ("x/a>b.md", "'>'"),
+        ('x/"q".md', "'\"'"),
+        ("x/a|b.md", "'|'"),
+        ("what?.md", "'?'"),
+        ("star*.md", "'*'"),
+        ("v1./x.md", "ends in a dot or a space"),
+        ("x" * 253 + ".md", "255"),
+    ],
+)
+def test_windows_problems_are_named(path: str, reason: str) -> None:
+    assert normalize_path(path) == path  # legal in the vault
+    problem = windows_problem(path)
+    assert problem is not None and reason in problem
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["a.md", "CONSOLE.md", "COM10.md", "LPT.md", "icon.md", "x/aux-notes.md", "x" * 252 + ".md"],
+)
+def test_windows_safe_paths_have_no_problem(path: str) -> None:
+    assert windows_problem(path) is None
 
 
 # --------------------------------------------------------------------------- folders
@@ -212,11 +332,17 @@ _JUNK = st.one_of(st.text(max_size=60), _MDISH, st.text(min_size=500, max_size=6
 
 _SEGMENT = st.text(
     alphabet=st.characters(
-        exclude_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), exclude_characters="/\\"
+        exclude_categories=("Cs", "Cc", "Cf", "Zs", "Zl", "Zp"), exclude_characters="/\\"
     ),
     min_size=1,
     max_size=20,
-).filter(lambda s: not s.startswith(".") and not (len(s) >= 2 and s[1] == ":"))
+).filter(
+    lambda s: (
+        not s.startswith(".")
+        and not (len(s) >= 2 and s[1] == ":")
+        and invisible_character(s) is None
+    )  # their own rule, tested above
+)
 _VALID_PATH = st.builds(
     lambda parts, name: "/".join([*parts, name + ".md"]),
     st.lists(_SEGMENT, max_size=4),
@@ -230,6 +356,7 @@ def _check_canonical(path: str) -> None:
     assert len(path.encode("utf-8")) <= MAX_PATH_BYTES
     assert "\\" not in path and not path.startswith("/")
     assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in path)
+    assert invisible_character(path) is None
     for segment in path.split("/"):
         assert segment not in ("", ".", "..") and not segment.startswith(".")
         assert segment == segment.strip()

@@ -108,16 +108,21 @@ class KeyStore(Protocol):
 
 
 class NoteStore(Protocol):
-    """Live notes: reads, listings and the one write primitive, ``commit``."""
+    """Live notes: reads, listings and the one write primitive, ``commit``.
+
+    Reads look a (normalised) path up by its path key, so under any case, and return
+    the note under its stored spelling: paths differing only in case name one note.
+    """
 
     def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
-        """``path`` is matched exactly (already normalised)."""
+        """The live note at ``path``'s key; with ``include_deleted``, when there is none,
+        the note deleted last under that key."""
         ...
 
     def get_notes(self, account_id: str, note_paths: Collection[str]) -> dict[str, Note]:
-        """path -> note for the live notes at exactly these (normalised) paths, missing
-        ones left out. In one round trip where the backend allows it (recall reads the
-        notes a search found this way, before every gateway request it serves)."""
+        """stored path -> note for the live notes at these paths' keys, missing ones left
+        out. In one round trip where the backend allows it (recall reads the notes a
+        search found this way, before every gateway request it serves)."""
         ...
 
     def live_paths(self, account_id: str, path_keys: Collection[str]) -> dict[str, str]:
@@ -125,7 +130,7 @@ class NoteStore(Protocol):
         ...
 
     def get_summaries(self, account_id: str, note_paths: Collection[str]) -> list[NoteSummary]:
-        """Summaries of the live notes at exactly these paths, in path-key order."""
+        """Summaries of the live notes at these paths' keys, in path-key order."""
         ...
 
     def list_notes(
@@ -156,7 +161,9 @@ class NoteStore(Protocol):
 
 
 class VersionStore(Protocol):
-    """A note's kept versions (the newest ``VERSIONS_KEPT``), and forgetting them."""
+    """A note's kept versions (the newest ``VERSIONS_KEPT``), and forgetting them. A path
+    names the history of the live note at its path key, else of the note deleted last
+    under that key (as NoteStore's reads, under any case)."""
 
     def list_versions(self, account_id: str, path: str) -> list[VersionInfo]:
         """Newest first. Works for soft-deleted notes until they are purged."""
@@ -164,7 +171,8 @@ class VersionStore(Protocol):
 
     def get_version(self, account_id: str, path: str, version: int) -> NoteVersion | None: ...
     def purge_note(self, account_id: str, path: str) -> bool:
-        """Forget a soft-deleted note and its history. False when there is none."""
+        """Forget the soft-deleted notes under ``path``'s key and their history. False
+        when there is none."""
         ...
 
 

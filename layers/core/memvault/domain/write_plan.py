@@ -1,7 +1,7 @@
 """The rules of a note write, decided once for every backend. Plain data, no I/O.
 
 A store gathers the state a change needs (the live note at the change's path key, the
-latest deleted note at its exact path, the note at a move's destination) as the small
+latest deleted note under that key, the note at a move's destination) as the small
 values below, asks this module what the change does and what it costs, and applies the
 decision in its own transaction. Refusals are raised here, as the ``memvault.errors``
 the caller sees; a store never words one itself.
@@ -12,7 +12,8 @@ The rules:
   differing only in case name the same note;
 - the expected version, when given, must be the live one (``domain.versions``);
 - identical markdown (same SHA-256) writes nothing: no version, no cost;
-- a put to a deleted note's path revives that note, so its history continues;
+- a put to a deleted note's path (under any case) revives that note, so its history
+  continues, under the put's spelling;
 - moves and deletes need a live note at exactly their path; a move onto a path key
   held by another live note is refused; a move keeps the version and costs nothing;
 - each new version of a note drops the one ``VERSIONS_KEPT`` before it;
@@ -49,7 +50,8 @@ class LiveNote:
 
 @dataclass(frozen=True, slots=True)
 class DeletedNote:
-    """The latest soft-deleted note at a path (its tombstone), whose history a put revives."""
+    """The latest soft-deleted note under a path key (its tombstone), whose history a put
+    revives."""
 
     id: str
     version: int
@@ -148,7 +150,7 @@ def plan_put(
     """What ``change`` does to the note at its path key.
 
     ``live``: the live note at ``paths.path_key(change.path)``, None when there is none.
-    ``deleted``: the latest deleted note at exactly ``change.path``; only consulted when
+    ``deleted``: the latest deleted note under ``change.path``'s key; only consulted when
     there is no live note (a store need not look it up otherwise).
     """
     if live is not None and live.path != change.path:

@@ -2,6 +2,12 @@
 
 Budgets, size limits, quotas and write screening are enforced here and nowhere else,
 so they hold identically on every surface.
+
+Paths differing only in case name one note: every operation finds the note under any
+case of its path and acts on it under its own spelling (a put under another case is
+refused as a clash, ``domain.write_plan``). A path that makes a note must pass every
+path rule (``paths.normalize_path``); one that only finds a note may hold characters
+refused since it was stored (``paths.lookup_path``), so such a note can be renamed.
 """
 
 from __future__ import annotations
@@ -114,18 +120,21 @@ class VaultService:
 
     # ------------------------------------------------------------------ reads
     def read(self, caller: Caller, path: str) -> Note:
-        norm = paths.normalize_path(path)
+        norm = paths.lookup_path(path)
         note = self.store.get_note(caller.account_id, norm)
         if note is None:
             raise NotFound(f"no note at {norm!r}", code="note_not_found")
         return note
 
     def read_many(self, caller: Caller, note_paths: Sequence[str]) -> list[Note]:
-        """The live notes at these paths, in the order asked, each once; paths with no
-        live note (deleted or moved since they were found, say) are left out."""
-        wanted = list(dict.fromkeys(paths.normalize_path(p) for p in note_paths))
+        """The live notes at these paths (under any case), in the order asked, each once;
+        paths with no live note (deleted or moved since they were found, say) are left
+        out."""
+        wanted = list(dict.fromkeys(paths.lookup_path(p) for p in note_paths))
         found = self.store.get_notes(caller.account_id, wanted) if wanted else {}
-        return [found[p] for p in wanted if p in found]
+        by_key = {paths.path_key(note.path): note for note in found.values()}
+        keys = dict.fromkeys(paths.path_key(p) for p in wanted)
+        return [by_key[key] for key in keys if key in by_key]
 
     def list_notes(
         self,
@@ -140,7 +149,7 @@ class VaultService:
             raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}", code="invalid_limit")
         return self.store.list_notes(
             caller.account_id,
-            folder=paths.normalize_folder(folder),
+            folder=paths.lookup_folder(folder),
             tag=tag or None,
             cursor=cursor,
             limit=limit,
@@ -174,7 +183,7 @@ class VaultService:
             raise InvalidInput("the search text is empty", code="empty_query")
         query = SearchQuery(
             text=text,
-            folder=paths.normalize_folder(folder),
+            folder=paths.lookup_folder(folder),
             tag=tag,
             limit=limit,
             snippets=snippets,
@@ -191,14 +200,14 @@ class VaultService:
 
     # ------------------------------------------------------------------ versions
     def versions(self, caller: Caller, path: str) -> list[VersionInfo]:
-        norm = paths.normalize_path(path)
+        norm = paths.lookup_path(path)
         found = self.store.list_versions(caller.account_id, norm)
         if not found:
             raise NotFound(f"no note or history at {norm!r}", code="note_not_found")
         return found
 
     def version(self, caller: Caller, path: str, version: int) -> NoteVersion:
-        norm = paths.normalize_path(path)
+        norm = paths.lookup_path(path)
         found = None
         if 1 <= version <= MAX_VERSION:  # storage integers are 64-bit; never ask past that
             found = self.store.get_version(caller.account_id, norm, version)
@@ -230,16 +239,17 @@ class VaultService:
         attempts = 1 if expected_version is not None else APPEND_ATTEMPTS
         for attempt in range(attempts):
             current = self.store.get_note(caller.account_id, norm)
+            target = current.path if current else norm  # the note's own spelling
             base = current.markdown if current else ""
             if base and not base.endswith("\n"):
                 base += "\n"
             markdown = base + text
-            check_note_size(norm, markdown)
+            check_note_size(target, markdown)
             pinned = expected_version
             if pinned is None:
                 pinned = current.version if current else 0
             try:
-                return self._put(caller, build_put(norm, markdown, pinned))
+                return self._put(caller, build_put(target, markdown, pinned))
             except Conflict as exc:
                 if exc.code != "version_conflict" or attempt == attempts - 1:
                     raise
@@ -248,22 +258,45 @@ class VaultService:
     def restore(
         self, caller: Caller, path: str, version: int, *, expected_version: int | None = None
     ) -> WriteOutcome:
-        """Make a kept version current again; this is itself a new version."""
-        old = self.version(caller, path, version)
+        """Make a kept version current again; this is itself a new version (of the live
+        note, or of the deleted one, which comes back with its history)."""
         norm = paths.normalize_path(path)
+        old = self.version(caller, norm, version)
+        target = self._stored_spelling(caller.account_id, norm)
         self.budgets.charge(caller.account_id, Bucket.WRITES)
-        return self._put(caller, build_put(norm, old.markdown, expected_version))
+        return self._put(caller, build_put(target, old.markdown, expected_version))
+
+    def _stored_spelling(self, account_id: str, norm: str) -> str:
+        """How storage spells the note ``norm`` names under any case: the live note's
+        path, else the path of the one deleted last (a put there revives it), else
+        ``norm``."""
+        key = paths.path_key(norm)
+        live = self.store.live_paths(account_id, [key]).get(key)
+        if live is not None:
+            return live
+        deleted = self.store.get_note(account_id, norm, include_deleted=True)
+        return deleted.path if deleted is not None else norm
 
     def delete(self, caller: Caller, path: str, *, expected_version: int | None = None) -> None:
-        norm = paths.normalize_path(path)
+        norm = paths.lookup_path(path)
         self.budgets.charge(caller.account_id, Bucket.WRITES)
-        self.commit(caller, [DeleteNote(path=norm, expected_version=expected_version)])
+        try:
+            self.commit(caller, [DeleteNote(path=norm, expected_version=expected_version)])
+        except NotFound:
+            # Asked under another case than it is stored: delete it under its own
+            # spelling. Trying the path as asked first spares the usual delete a read.
+            key = paths.path_key(norm)
+            stored = self.store.live_paths(caller.account_id, [key]).get(key)
+            if stored is None or stored == norm:
+                raise
+            self.commit(caller, [DeleteNote(path=stored, expected_version=expected_version)])
 
     def purge(self, caller: Caller, path: str) -> None:
-        norm = paths.normalize_path(path)
-        if self.store.get_note(caller.account_id, norm) is not None:
+        norm = paths.lookup_path(path)
+        live = self.store.get_note(caller.account_id, norm)
+        if live is not None:
             raise Conflict(
-                f"{norm!r} is a live note; delete it before purging its history",
+                f"{live.path!r} is a live note; delete it before purging its history",
                 code="note_is_live",
             )
         if not self.store.purge_note(caller.account_id, norm):
@@ -278,13 +311,14 @@ class VaultService:
         expected_version: int | None = None,
     ) -> Note:
         """Move a note and rewrite every link that pointed at it, in one atomic commit."""
-        old = paths.normalize_path(path)
+        old = paths.lookup_path(path)
         new = paths.normalize_path(new_path)
         self.budgets.charge(caller.account_id, Bucket.WRITES)
         account = caller.account_id
         note = self.store.get_note(account, old)
         if note is None:
             raise NotFound(f"no note at {old!r}", code="note_not_found")
+        old = note.path  # the note's own spelling, whatever case it was asked under
         if old == new:
             return note
         sources = self.links.sources(account, [old])[old]

@@ -25,17 +25,14 @@ class DynamoParts:
         return self.table.get(keys.account_pk(account_id), keys.ACCOUNT_SK)
 
     def _note_item(self, account_id: str, path: str) -> Item | None:
-        item = self.table.get(keys.account_pk(account_id), keys.note_sk(paths.path_key(path)))
-        return item if item is not None and item["path"] == path else None
+        """The live note item at ``path``'s key: the note under any case of the path."""
+        return self.table.get(keys.account_pk(account_id), keys.note_sk(paths.path_key(path)))
 
     def _latest_tomb(self, account_id: str, path: str) -> Item | None:
-        tombs = [
-            t
-            for t in self.table.query(
-                keys.account_pk(account_id), keys.tomb_prefix(paths.path_key(path))
-            )
-            if t["path"] == path
-        ]
+        """The latest tombstone under ``path``'s key, whatever its spelling."""
+        tombs = list(
+            self.table.query(keys.account_pk(account_id), keys.tomb_prefix(paths.path_key(path)))
+        )
         return max(tombs, key=lambda t: t["deleted_at"]) if tombs else None
 
     def _live_items(

@@ -1,4 +1,8 @@
-"""Live notes read from DynamoDB (items) and S3 (bodies): NoteStore's reads."""
+"""Live notes read from DynamoDB (items) and S3 (bodies): NoteStore's reads.
+
+Note items are keyed by path key (``N#<path key>``), so a path finds its note under any
+case and the note comes back under its stored spelling.
+"""
 
 from __future__ import annotations
 
@@ -37,10 +41,9 @@ class DynamoNoteReads(DynamoParts):
         # One BatchGetItem for the items and the bodies side by side: recall's reads cost
         # about one round trip instead of two per note.
         pk = keys.account_pk(account_id)
-        wanted = set(note_paths)
-        found = self.table.batch_get([(pk, keys.note_sk(paths.path_key(p))) for p in wanted])
-        items = [i for i in found.values() if i["path"] in wanted]
-        return {note.path: note for note in self._with_bodies(items)}
+        wanted = {paths.path_key(p) for p in note_paths}
+        found = self.table.batch_get([(pk, keys.note_sk(k)) for k in wanted])
+        return {note.path: note for note in self._with_bodies(list(found.values()))}
 
     def live_paths(self, account_id: str, path_keys: Collection[str]) -> dict[str, str]:
         pk = keys.account_pk(account_id)
@@ -49,10 +52,9 @@ class DynamoNoteReads(DynamoParts):
 
     def get_summaries(self, account_id: str, note_paths: Collection[str]) -> list[NoteSummary]:
         pk = keys.account_pk(account_id)
-        wanted = set(note_paths)
-        found = self.table.batch_get([(pk, keys.note_sk(paths.path_key(p))) for p in wanted])
-        items = [i for i in found.values() if i["path"] in wanted]
-        return [summary(i) for i in sorted(items, key=lambda i: i["path_key"])]
+        wanted = {paths.path_key(p) for p in note_paths}
+        found = self.table.batch_get([(pk, keys.note_sk(k)) for k in wanted])
+        return [summary(i) for i in sorted(found.values(), key=lambda i: i["path_key"])]
 
     def list_notes(
         self, account_id: str, *, folder: str, tag: str | None, cursor: str | None, limit: int

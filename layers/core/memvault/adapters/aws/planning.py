@@ -245,10 +245,10 @@ class DynamoPlanner(DynamoParts):
                 plan.tombs_queried.add(prefix)
                 for tomb in self.table.query(plan.pk, prefix):
                     plan.originals.setdefault(tomb[keys.TABLE_SK], tomb)
+        # Every tombstone under the key, whatever its spelling: a put revives the note
+        # deleted last under it, as paths differing only in case name one note.
         return [
             item
             for sk in list(plan.originals) + list(plan.finals)
-            if sk.startswith(prefix)
-            and (item := plan.current(sk)) is not None
-            and item["path"] == path
+            if sk.startswith(prefix) and (item := plan.current(sk)) is not None
         ]

@@ -49,11 +49,7 @@ class DynamoVersionStore(DynamoParts):
 
     def purge_note(self, account_id: str, path: str) -> bool:
         pk = keys.account_pk(account_id)
-        tombs = [
-            t
-            for t in self.table.query(pk, keys.tomb_prefix(paths.path_key(path)))
-            if t["path"] == path
-        ]
+        tombs = list(self.table.query(pk, keys.tomb_prefix(paths.path_key(path))))
         for tomb in tombs:
             forget_versions(
                 self.table, self.bodies, pk, tomb["note_id"], with_keys=[tomb[keys.TABLE_SK]]

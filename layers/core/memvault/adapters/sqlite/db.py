@@ -67,6 +67,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS notes_live_path_key
 CREATE UNIQUE INDEX IF NOT EXISTS notes_live_path
     ON notes(account_id, path) WHERE deleted_at IS NULL;
 CREATE INDEX IF NOT EXISTS notes_by_path ON notes(account_id, path, deleted_at);
+-- Reads, history and purges look a note up by path key, deleted ones included.
+CREATE INDEX IF NOT EXISTS notes_by_path_key ON notes(account_id, path_key, deleted_at);
 CREATE INDEX IF NOT EXISTS notes_by_updated ON notes(account_id, updated_at)
     WHERE deleted_at IS NULL;
 CREATE INDEX IF NOT EXISTS notes_by_name ON notes(account_id, name_key) WHERE deleted_at IS NULL;

@@ -1,4 +1,8 @@
-"""Live notes read from SQLite: NoteStore's reads."""
+"""Live notes read from SQLite: NoteStore's reads.
+
+Notes are looked up by path key (``notes.path_key``), so a path finds its note under any
+case and the note comes back under its stored spelling.
+"""
 
 from __future__ import annotations
 
@@ -17,26 +21,28 @@ from memvault.ports import NoteKey, Page
 class SqliteNoteReads(SqliteParts):
     def get_note(self, account_id: str, path: str, *, include_deleted: bool = False) -> Note | None:
         conn = self.db.connection()
+        key = paths.path_key(path)
         note = select_note(
-            conn, "n.account_id = ? AND n.path = ? AND n.deleted_at IS NULL", (account_id, path)
+            conn, "n.account_id = ? AND n.path_key = ? AND n.deleted_at IS NULL", (account_id, key)
         )
         if note is None and include_deleted:
             note = select_note(
                 conn,
-                "n.account_id = ? AND n.path = ? ORDER BY n.deleted_at DESC LIMIT 1",
-                (account_id, path),
+                "n.account_id = ? AND n.path_key = ? AND n.deleted_at IS NOT NULL"
+                " ORDER BY n.deleted_at DESC LIMIT 1",
+                (account_id, key),
             )
         return note
 
     def get_notes(self, account_id: str, note_paths: Collection[str]) -> dict[str, Note]:
         found: dict[str, Note] = {}
         conn = self.db.connection()
-        for chunk in chunks(list(dict.fromkeys(note_paths))):
+        for chunk in chunks(list(dict.fromkeys(paths.path_key(p) for p in note_paths))):
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
                 f"SELECT {NOTE_COLUMNS}, v.markdown FROM notes n"
                 " JOIN versions v ON v.note_id = n.id AND v.version = n.version"
-                f" WHERE n.account_id = ? AND n.deleted_at IS NULL AND n.path IN ({marks})",
+                f" WHERE n.account_id = ? AND n.deleted_at IS NULL AND n.path_key IN ({marks})",
                 [account_id, *chunk],
             ).fetchall()
             found.update((row["path"], note_from_row(row)) for row in rows)
@@ -60,13 +66,13 @@ class SqliteNoteReads(SqliteParts):
 
     def get_summaries(self, account_id: str, note_paths: Collection[str]) -> list[NoteSummary]:
         out: list[NoteSummary] = []
-        for chunk in chunks(list(dict.fromkeys(note_paths))):
+        for chunk in chunks(list(dict.fromkeys(paths.path_key(p) for p in note_paths))):
             marks = ",".join("?" * len(chunk))
             rows = (
                 self.db.connection()
                 .execute(
                     f"SELECT {NOTE_COLUMNS} FROM notes n WHERE n.account_id = ? AND"
-                    f" n.deleted_at IS NULL AND n.path IN ({marks})",
+                    f" n.deleted_at IS NULL AND n.path_key IN ({marks})",
                     [account_id, *chunk],
                 )
                 .fetchall()

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from memvault.adapters.sqlite.base import SqliteParts
+from memvault.domain import paths
 from memvault.domain.models import NoteVersion, VersionInfo
 
 
@@ -19,13 +20,14 @@ def forget_notes(conn: sqlite3.Connection, note_ids: Sequence[str]) -> None:
 
 class SqliteVersionStore(SqliteParts):
     def _history_owner(self, account_id: str, path: str) -> str | None:
-        """The note whose history ``path`` names: the live one, else the last deleted."""
+        """The note whose history ``path`` names (by path key, so under any case): the
+        live one, else the last deleted."""
         row = (
             self.db.connection()
             .execute(
-                "SELECT id FROM notes WHERE account_id = ? AND path = ?"
+                "SELECT id FROM notes WHERE account_id = ? AND path_key = ?"
                 " ORDER BY deleted_at IS NOT NULL, deleted_at DESC LIMIT 1",
-                (account_id, path),
+                (account_id, paths.path_key(path)),
             )
             .fetchone()
         )
@@ -75,9 +77,9 @@ class SqliteVersionStore(SqliteParts):
             ids = [
                 r["id"]
                 for r in conn.execute(
-                    "SELECT id FROM notes WHERE account_id = ? AND path = ?"
+                    "SELECT id FROM notes WHERE account_id = ? AND path_key = ?"
                     " AND deleted_at IS NOT NULL",
-                    (account_id, path),
+                    (account_id, paths.path_key(path)),
                 ).fetchall()
             ]
             forget_notes(conn, ids)

@@ -22,10 +22,11 @@ def live_note(row: sqlite3.Row) -> write_plan.LiveNote:
 def latest_deleted(
     conn: sqlite3.Connection, account_id: str, path: str
 ) -> write_plan.DeletedNote | None:
+    """The note deleted last under ``path``'s key, whatever its spelling."""
     row = conn.execute(
-        "SELECT id, version, created_at FROM notes WHERE account_id = ? AND path = ?"
+        "SELECT id, version, created_at FROM notes WHERE account_id = ? AND path_key = ?"
         " AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
-        (account_id, path),
+        (account_id, paths.path_key(path)),
     ).fetchone()
     return write_plan.DeletedNote(row["id"], row["version"], row["created_at"]) if row else None
 
@@ -65,7 +66,19 @@ class NoteRows:
             )
         else:  # a new version of the live note, or of the deleted one it revives
             self.updates.append(
-                (put.title, tags_json, decision.version, put.size, put.sha256, now, note_id)
+                (
+                    # A revive takes the put's spelling of the path (a replace has it).
+                    put.path,
+                    paths.link_key(put.path),
+                    paths.name_key(put.path),
+                    put.title,
+                    tags_json,
+                    decision.version,
+                    put.size,
+                    put.sha256,
+                    now,
+                    note_id,
+                )
             )
             self.rewritten.append(note_id)
         self.written.append((put, decision))
@@ -79,8 +92,8 @@ class NoteRows:
             self.inserts,
         )
         conn.executemany(
-            "UPDATE notes SET title = ?, tags = ?, version = ?, size = ?, sha256 = ?,"
-            " updated_at = ?, deleted_at = NULL WHERE id = ?",
+            "UPDATE notes SET path = ?, link_key = ?, name_key = ?, title = ?, tags = ?,"
+            " version = ?, size = ?, sha256 = ?, updated_at = ?, deleted_at = NULL WHERE id = ?",
             self.updates,
         )
         conn.executemany(
