@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import http.client
 import io
+import json
 import re
 import socket
+import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +22,7 @@ import pytest
 from memvault.container import build_services
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import Limits
-from memvault.errors import RateLimited
+from memvault.errors import Conflict, RateLimited
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from tests.contract.test_import_export import (
     MARKER,
@@ -414,3 +417,289 @@ def test_export_larger_than_a_read_chunk(live_server: LiveServer) -> None:
         assert int(r.headers["content-length"]) == len(r.content) > 2 * 1024 * 1024
         with zipfile.ZipFile(io.BytesIO(r.content)) as zf:
             assert {i.filename: zf.read(i).decode() for i in zf.infolist()} == notes
+
+
+# ---------------------------------------------------------------------- streamed import
+
+NDJSON = "application/x-ndjson"
+STREAMED = {**ZIP, "Accept": NDJSON}
+
+
+def streamed(response: httpx.Response) -> list[dict[str, Any]]:
+    """A streamed import's events, one JSON object per line; asserts the stream's shape."""
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith(NDJSON)
+    assert response.text.endswith("\n")
+    events = [json.loads(line) for line in response.text.splitlines()]
+    *progress, outcome = events
+    assert all(set(e) == {"phase", "done", "total"} for e in progress), events
+    assert set(outcome) in ({"result"}, {"error"}), events
+    return events
+
+
+def phases(events: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    return [(e["phase"], e["done"], e["total"]) for e in events if "phase" in e]
+
+
+def test_a_streamed_import_reports_each_phase_then_the_report(live_server: LiveServer) -> None:
+    notes = [(f"bulk/{i}.md", f"note {i} {MARKER}\n") for i in range(250)]
+    with live_server.client() as client:
+        seed(client)
+        data = make_zip(*notes, ("seed.md", "seed v2\n"), ("keep.md", "kept, edited\n"))
+        events = streamed(client.post("/v1/import", content=data, headers=STREAMED))
+        assert events[-1] == {
+            "result": {
+                "created": 250,
+                "updated": 1,
+                "unchanged": 1,
+                "skipped": 0,
+                "skipped_files": [],
+            }
+        }
+        steps = phases(events)
+        parsing = [s for s in steps if s[0] == "parsing"]
+        assert parsing[0] == ("parsing", 0, 252) and parsing[-1] == ("parsing", 252, 252)
+        done = [d for _, d, _ in parsing]
+        assert done == sorted(set(done)) and 3 <= len(parsing) <= 102  # at sensible steps
+        # 251 changes (the unchanged note is not written): commit, then index.
+        assert steps[len(parsing) :] == [
+            ("committing", 0, 251),
+            ("committing", 251, 251),
+            ("indexing", 0, 251),
+            ("indexing", 251, 251),
+        ]
+        assert client.get("/v1/notes/bulk/7.md").json()["markdown"] == f"note 7 {MARKER}\n"
+        assert len(client.get("/v1/search", params={"q": MARKER, "limit": 100}).json()["results"])
+
+
+def test_a_streamed_import_with_nothing_to_change(live_server: LiveServer) -> None:
+    with live_server.client() as client:
+        seed(client)
+        data = make_zip(("seed.md", "seed v2\n"), ("pic.png", b"\x89PNG"))
+        events = streamed(client.post("/v1/import", content=data, headers=STREAMED))
+        assert phases(events) == [
+            ("parsing", 0, 1),
+            ("parsing", 1, 1),
+            ("committing", 0, 0),
+            ("indexing", 0, 0),
+        ]
+        assert events[-1]["result"]["unchanged"] == 1
+        assert events[-1]["result"]["skipped_files"] == ["pic.png"]
+
+
+def test_a_streamed_multipart_import(live_server: LiveServer) -> None:
+    with live_server.client() as client:
+        data = make_zip(("multi/part.md", "uploaded"))
+        r = client.post("/v1/import", headers={"Accept": NDJSON}, **multipart(data))
+        assert streamed(r)[-1]["result"]["created"] == 1
+        assert client.get("/v1/notes/multi/part.md").json()["markdown"] == "uploaded"
+
+
+@pytest.mark.parametrize(
+    "case", ["not a zip", "dot-dot inside", "zip bomb", "invalid UTF-8 note", "note over 1 MB"]
+)
+def test_a_streamed_refusal_is_the_last_event_with_the_usual_body(
+    live_server: LiveServer, case: str
+) -> None:
+    build, _error, code = REFUSALS[case]
+    data = build()
+    with live_server.client() as client:
+        seed(client)
+        before = vault_state(client)
+        plain = client.post("/v1/import", content=data, headers=ZIP)
+        assert plain.status_code >= 400
+        events = streamed(client.post("/v1/import", content=data, headers=STREAMED))
+        assert events[-1] == plain.json()  # exactly the unstreamed error body
+        assert events[-1]["error"]["code"] == code
+        assert not [p for p in phases(events) if p[0] != "parsing"]  # never committed
+        assert vault_state(client) == before
+
+
+def test_a_streamed_refusal_after_parsing_began(live_server: LiveServer) -> None:
+    with live_server.client() as client:
+        seed(client)  # 3 notes
+        live_server.services.accounts.set_limits(LOCAL_ACCOUNT_ID, Limits(max_notes=3))
+        before = vault_state(client)
+        events = streamed(client.post("/v1/import", content=hostile(), headers=STREAMED))
+        assert phases(events)[0][:2] == ("parsing", 0)
+        error = events[-1]["error"]
+        assert (error["type"], error["code"]) == ("quota_exceeded", "vault_note_limit")
+        assert "nothing was changed" in error["message"]
+        assert vault_state(client) == before
+
+
+def test_a_streamed_import_over_budget(live_server: LiveServer) -> None:
+    with live_server.client() as client:
+        budgets = live_server.services.vault.budgets
+        with pytest.raises(RateLimited):
+            for _ in range(1000):
+                budgets.charge(LOCAL_ACCOUNT_ID, Bucket.WRITES)
+        events = streamed(client.post("/v1/import", content=hostile(), headers=STREAMED))
+        assert events[-1]["error"]["code"] == "writes_budget_exhausted"
+        assert client.get("/v1/notes").json()["notes"] == []
+
+
+def test_a_streamed_import_fails_cleanly_on_an_unexpected_error(
+    live_server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("storage on fire")
+
+    monkeypatch.setattr(live_server.services.store, "commit", broken)
+    with live_server.client() as client:
+        events = streamed(client.post("/v1/import", content=hostile(), headers=STREAMED))
+        assert events[-1] == {
+            "error": {
+                "type": "internal_error",
+                "code": "internal_error",
+                "message": "something went wrong on our side",
+            }
+        }
+        assert "storage on fire" not in str(events)
+
+
+def test_what_is_refused_before_the_archive_is_in_keeps_its_status(
+    small_server: LiveServer,
+) -> None:
+    big = make_zip(("big.md", noise(SMALL_LIMIT + 1000)), compression=zipfile.ZIP_STORED)
+    with small_server.client() as client:
+        r = client.post("/v1/import", content=big, headers=STREAMED)
+        assert_error(r, 413, "payload_too_large", "archive_too_large")
+        r = client.post(
+            "/v1/import",
+            content=b"--nope\r\ngarbage",
+            headers={"Content-Type": "multipart/form-data", "Accept": NDJSON},
+        )
+        assert_error(r, 400, "invalid_request", "invalid_multipart")
+    r = httpx.post(
+        small_server.url + "/v1/import", content=make_zip(("a.md", "a")), headers=STREAMED
+    )
+    assert_error(r, 401, "authentication_error", "missing_api_key")
+
+
+@pytest.mark.parametrize(
+    "accept",
+    [None, "application/json", "*/*", f"{NDJSON};q=0", "application/ndjson", "text/plain"],
+)
+def test_without_asking_for_ndjson_an_import_answers_json(
+    live_server: LiveServer, accept: str | None
+) -> None:
+    headers = dict(ZIP) if accept is None else {**ZIP, "Accept": accept}
+    with live_server.client() as client:
+        r = client.post("/v1/import", content=make_zip(("a.md", "a")), headers=headers)
+        assert r.status_code == 200, r.text
+        assert r.headers["content-type"] == "application/json"
+        assert r.json()["created"] == 1
+        r = client.post("/v1/import", content=b"not a zip", headers=headers)
+        assert_error(r, 422, "unprocessable", "not_a_zip")
+
+
+@pytest.mark.parametrize(
+    "accept", [NDJSON, f"application/json;q=0.5, {NDJSON}", "APPLICATION/X-NDJSON; q=1"]
+)
+def test_each_spelling_of_the_ndjson_accept_header_streams(
+    live_server: LiveServer, accept: str
+) -> None:
+    with live_server.client() as client:
+        r = client.post(
+            "/v1/import", content=make_zip(("a.md", "a")), headers={**ZIP, "Accept": accept}
+        )
+        assert streamed(r)[-1]["result"]["created"] == 1
+
+
+def test_the_openapi_schema_documents_the_stream(live_server: LiveServer) -> None:
+    schema = httpx.get(live_server.url + "/openapi.json").json()
+    answers = schema["paths"]["/v1/import"]["post"]["responses"]["200"]["content"]
+    assert {"application/json", NDJSON} <= set(answers)
+    text = json.dumps(answers[NDJSON]["schema"])
+    for name in ("phase", "parsing", "committing", "indexing", "result", "error", "skipped"):
+        assert name in text
+    assert "$defs" not in text
+
+
+# A client that goes away mid-import: the import runs on, and lands whole or not at all.
+
+
+def read_events_until(response: http.client.HTTPResponse, phase: str) -> list[dict[str, Any]]:
+    events = []
+    while True:
+        line = response.readline()
+        assert line, f"the stream ended before {phase!r}: {events}"
+        events.append(json.loads(line))
+        if events[-1].get("phase") == phase:
+            return events
+
+
+def start_streamed_import(server: LiveServer, data: bytes) -> socket.socket:
+    where = urlsplit(server.url)
+    sock = socket.create_connection((where.hostname, where.port), timeout=10)
+    head = (
+        "POST /v1/import HTTP/1.1\r\nHost: test\r\n"
+        f"Authorization: Bearer {server.admin_key}\r\n"
+        f"Content-Type: application/zip\r\nAccept: {NDJSON}\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    )
+    sock.sendall(head.encode("latin-1") + data)
+    return sock
+
+
+def wait_for(check: Any, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("outcome", ["lands", "refused"])
+def test_a_dropped_connection_mid_import_keeps_it_all_or_nothing(
+    live_server: LiveServer, monkeypatch: pytest.MonkeyPatch, outcome: str
+) -> None:
+    store = live_server.services.store
+    original = store.commit
+    reached, release = threading.Event(), threading.Event()
+    finished: list[str] = []
+
+    def held_commit(account_id: str, changes: Any, **kwargs: Any) -> Any:
+        reached.set()
+        assert release.wait(30)
+        try:
+            if outcome == "refused":
+                raise Conflict("someone else wrote first", code="version_conflict")
+            return original(account_id, changes, **kwargs)
+        finally:
+            finished.append(outcome)
+
+    notes = {f"drop/{i}.md": f"dropped {i}\n" for i in range(40)}
+    with live_server.client() as client:
+        seed(client)
+        before = vault_state(client)
+        monkeypatch.setattr(store, "commit", held_commit)
+        sock = start_streamed_import(live_server, make_zip(*notes.items()))
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        assert response.status == 200
+        read_events_until(response, "committing")  # parsed; the commit is under way
+        assert reached.wait(30)
+        sock.close()  # the client goes away
+        release.set()
+        wait_for(lambda: finished, "the import to end")
+
+        def landed() -> bool:
+            paths = {
+                n["path"] for n in client.get("/v1/notes", params={"limit": 500}).json()["notes"]
+            }
+            mine = paths & set(notes)
+            assert mine in (set(), set(notes)), "half an import is visible"
+            return mine == set(notes)
+
+        if outcome == "lands":
+            wait_for(landed, "the whole import to be visible")
+
+            def indexed() -> bool:
+                hits = client.get("/v1/search", params={"q": "dropped", "limit": 100}).json()
+                return len(hits["results"]) == 40
+
+            wait_for(indexed, "the import's notes to be indexed")
+        else:
+            assert not landed()
+            assert vault_state(client) == before

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -177,6 +177,31 @@ class ImportOut(BaseModel):
     unchanged: int
     skipped: int
     skipped_files: list[str]
+
+
+# A streamed import (POST /v1/import with Accept: application/x-ndjson) answers one of
+# these per line: progress events, then exactly one result or error event, last.
+class ImportProgressEvent(BaseModel):
+    phase: Literal["parsing", "committing", "indexing"]
+    done: int
+    total: int
+
+
+class ImportResultEvent(BaseModel):
+    result: ImportOut
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    code: str
+    message: str
+
+
+class ImportErrorEvent(BaseModel):
+    """The error body an unstreamed import answers (its ``type`` says the kind of error;
+    the status is the stream's, 200)."""
+
+    error: ErrorDetail
 
 
 # Gateway settings of a key (ranges mirror services.accounts.check_key_settings).

@@ -8,14 +8,15 @@ unchanged is not touched, so exporting and re-importing creates no versions.
 
 from __future__ import annotations
 
+import logging
 import lzma
 import stat
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Literal
 
 from memvault.domain import paths
 from memvault.domain.budgets import Bucket
@@ -25,8 +26,23 @@ from memvault.services.context import Caller
 from memvault.services.parsing import BulkParser
 from memvault.services.vault import VaultService, sha256_text
 
-# Called with (done, total) as an import or export makes progress.
+log = logging.getLogger("memvault.transfer")
+
+# Called with (done, total) as an export makes progress.
 Progress = Callable[[int, int], None]
+
+ImportPhase = Literal["parsing", "committing", "indexing"]
+# Called with (phase, done, total) as an import makes progress, on the importing thread:
+# it must be cheap and do no I/O (hand the figures on; do not send them from here).
+# "parsing" counts the archive's notes, read and parsed (0 of n first; n of n once every
+# note is parsed); "committing" and "indexing" count the changes, 0 of n before the step
+# and n of n after it (each is one step: the commit is all or nothing). A callback that
+# raises before the commit refuses the import (nothing changes); after the commit, the
+# import stands and the exception is logged.
+ImportProgress = Callable[[ImportPhase, int, int], None]
+
+# At most this many parsing reports per import (and its first and last), whatever its size.
+PARSING_REPORTS = 100
 
 MAX_SKIPPED_LISTED = 1000
 
@@ -127,7 +143,7 @@ class TransferService:
 
     # ------------------------------------------------------------------ import
     def import_zip(
-        self, caller: Caller, archive: IO[bytes], *, progress: Progress | None = None
+        self, caller: Caller, archive: IO[bytes], *, progress: ImportProgress | None = None
     ) -> ImportReport:
         size = archive.seek(0, 2)
         archive.seek(0)
@@ -151,8 +167,25 @@ class TransferService:
             self.vault.budgets.charge(caller.account_id, Bucket.WRITES)
             changes = self._plan(caller, zf, entries, report, progress)
         if changes:
-            self.vault.commit(caller, changes)
+            self._commit(caller, changes, progress)
+        elif progress:
+            progress("committing", 0, 0)
+            progress("indexing", 0, 0)
         return report
+
+    def _commit(
+        self, caller: Caller, changes: Sequence[NoteChange], progress: ImportProgress | None
+    ) -> None:
+        """``VaultService.commit``'s two steps (storage, then search and links), with
+        progress reported between them."""
+        vault, total = self.vault, len(changes)
+        if progress:
+            progress("committing", 0, total)
+        result = vault.store.commit(caller.account_id, changes, now=vault.clock())
+        _after_commit(progress, "committing", total, total)
+        _after_commit(progress, "indexing", 0, total)
+        vault.indexing.after_commit(caller.account_id, changes, result)
+        _after_commit(progress, "indexing", total, total)
 
     def _validate(
         self, zf: zipfile.ZipFile, archive_size: int, report: ImportReport
@@ -262,16 +295,20 @@ class TransferService:
         zf: zipfile.ZipFile,
         entries: list[_Entry],
         report: ImportReport,
-        progress: Progress | None,
+        progress: ImportProgress | None,
     ) -> list[NoteChange]:
         existing = self.vault.store.note_keys(caller.account_id)
         account = self.vault.store.get_account(caller.account_id)
         limits = account.limits if account else Limits()
         count = account.note_count if account else 0
         total_bytes = account.total_bytes if account else 0
+        total = len(entries)
+        every = max(1, -(-total // PARSING_REPORTS))  # rounded up
+        if progress:
+            progress("parsing", 0, total)
         # Each note to write is parsed (in worker processes for a big archive) while the
         # rest of the archive is still being read.
-        with BulkParser(len(entries)) as parser:
+        with BulkParser(total) as parser:
             for done, entry in enumerate(entries, start=1):
                 markdown = self._read(zf, entry)
                 size = len(markdown.encode("utf-8"))
@@ -289,8 +326,9 @@ class TransferService:
                     report.updated += 1
                     total_bytes += size - current.size
                     parser.add(current.path, markdown, current.version)
-                if progress:
-                    progress(done, len(entries))
+                # Reading is done at n of n, parsing not yet: the last report waits for it.
+                if progress and done % every == 0 and done < total:
+                    progress("parsing", done, total)
             if count > limits.max_notes and count > (account.note_count if account else 0):
                 raise QuotaExceeded(
                     f"import refused, nothing was changed: the vault would hold {count} notes;"
@@ -305,7 +343,10 @@ class TransferService:
                     f" bytes of notes; its limit is {limits.max_bytes} bytes",
                     code="vault_byte_limit",
                 )
-            return list(parser.results())
+            changes: list[NoteChange] = list(parser.results())
+        if progress:
+            progress("parsing", total, total)
+        return changes
 
     # ------------------------------------------------------------------ export
     def export_zip(
@@ -325,6 +366,18 @@ class TransferService:
                 if progress:
                     progress(written, max(expected, written))
         return written
+
+
+def _after_commit(
+    progress: ImportProgress | None, phase: ImportPhase, done: int, total: int
+) -> None:
+    """Report once the import is committed: it stands whatever the callback does."""
+    if progress is None:
+        return
+    try:
+        progress(phase, done, total)
+    except Exception:
+        log.warning("import progress callback failed after the commit", exc_info=True)
 
 
 def _zip_time(epoch: float) -> tuple[int, int, int, int, int, int]:
