@@ -8,7 +8,8 @@ client of the server, so nothing about it needs a process of its own.
 
 `run_memvault` runs the real console script installed next to the interpreter as a
 subprocess: for what only a process shows (`memvault serve`, bytes through a real pipe,
-the installed script itself).
+the installed script itself). `run_memvault_on_a_terminal` runs it with its stdout on a
+pseudo-terminal, for what the CLI does only for a person at a terminal.
 """
 
 from __future__ import annotations
@@ -75,6 +76,56 @@ def run_memvault(
         stdout=proc.stdout.decode("utf-8"),
         stderr=proc.stderr.decode("utf-8"),
         raw=proc.stdout,
+    )
+
+
+def run_memvault_on_a_terminal(
+    *args: str, env: dict[str, str], cwd: Path, timeout: float = TIMEOUT
+) -> Result:
+    """The console script with stdout on a pseudo-terminal (raw: no newline translation)."""
+    import pty  # POSIX only
+    import select
+    import time
+    import tty
+
+    assert MEMVAULT.exists(), f"the memvault console script is not installed at {MEMVAULT}"
+    primary, secondary = pty.openpty()
+    tty.setraw(secondary)
+    try:
+        proc = subprocess.Popen(
+            [str(MEMVAULT), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=secondary,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+        )
+        os.close(secondary)
+        secondary = -1
+        output = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([primary], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(primary, 65536)
+                except OSError:  # EIO: the terminal's other end has closed
+                    break
+                if not data:
+                    break
+                output += data
+            elif proc.poll() is not None:
+                break
+        stderr = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))[1]
+    finally:
+        os.close(primary)
+        if secondary != -1:
+            os.close(secondary)
+    return Result(
+        code=proc.returncode,
+        stdout=output.decode("utf-8"),
+        stderr=stderr.decode("utf-8"),
+        raw=output,
     )
 
 

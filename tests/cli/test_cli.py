@@ -22,10 +22,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
+from typer.core import TyperGroup, TyperOption
 
+from memvault.cli.commands import Command, Group
+from memvault.cli.main import app
 from memvault.domain.budgets import Bucket
+from memvault.domain.models import Limits
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
-from tests.cli.helpers import Result, clean_env, invoke_memvault, run_memvault
+from tests.cli.helpers import (
+    Result,
+    clean_env,
+    invoke_memvault,
+    run_memvault,
+    run_memvault_on_a_terminal,
+)
 from tests.support.backends import BACKENDS
 from tests.support.servers import LiveServer, free_port
 
@@ -65,7 +76,10 @@ class Cli:
             env["MEMVAULT_API_KEY"] = self.server.admin_key if key == ADMIN else key
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         run = run_memvault if pipe else invoke_memvault
-        return run(*args, "--url", url or self.server.url, env=env, cwd=self.cwd, stdin=data)
+        # --url goes last among the options: before a "--", after which all is text.
+        end = args.index("--") if "--" in args else len(args)
+        line = [*args[:end], "--url", url or self.server.url, *args[end:]]
+        return run(*line, env=env, cwd=self.cwd, stdin=data)
 
     def ok(self, *args: str, **kwargs: Any) -> Result:
         result = self(*args, **kwargs)
@@ -149,7 +163,7 @@ def test_write_from_argument_and_from_file_with_if_match(cli: Cli, tmp_path: Pat
     assert cli.note("notes/idea.md")["markdown"] == "# Idea\n\nwith détails\r\n"
 
     written = cli.json("write", "notes/other.md", "-f", str(source))
-    assert written["note"]["path"] == "notes/other.md" and written["changed"] is True
+    assert written["path"] == "notes/other.md" and written["changed"] is True
 
     stale = cli("write", "notes/idea.md", "# stale\n", "--if-match", "1")
     assert "version_conflict (409)" in failed(stale)
@@ -173,6 +187,61 @@ def test_read_a_missing_note_fails_with_the_error_code(cli: Cli) -> None:
     assert "note_not_found (404)" in message and "nowhere/missing.md" in message
 
 
+def test_read_adds_a_final_newline_on_a_terminal_only(cli: Cli) -> None:
+    notes = {
+        "nl/none.md": "# No final newline",
+        "nl/one.md": "# Has one\n",
+        "nl/crlf.md": "a\r\nb\r\n",
+        "nl/empty.md": "",
+    }
+    for path, markdown in notes.items():
+        cli.put(path, markdown)
+    env = clean_env(MEMVAULT_API_KEY=cli.server.admin_key)
+    for path, markdown in notes.items():
+        exact = markdown.encode("utf-8")
+        # Through a pipe (and in process): the note's bytes, nothing added.
+        assert cli.ok("read", path, pipe=True).raw == exact
+        assert cli.ok("read", path).raw == exact
+        # On a terminal: a newline where the note has none, so the prompt is not glued on.
+        shown = run_memvault_on_a_terminal(
+            "read", path, "--url", cli.server.url, env=env, cwd=cli.cwd
+        )
+        assert shown.code == 0, str(shown)
+        assert shown.raw == (exact if exact.endswith(b"\n") or not exact else exact + b"\n")
+
+
+# ---------------------------------------------------------------------- text starting with "-"
+FRONTMATTER = "---\ntags: [x]\n---\n# T\n"
+
+
+def test_markdown_starting_with_a_dash_is_text_not_an_option(cli: Cli) -> None:
+    assert cli.ok("write", "dash/a.md", FRONTMATTER).stdout.strip() == "dash/a.md: created"
+    assert cli.note("dash/a.md")["markdown"] == FRONTMATTER
+    assert cli.note("dash/a.md")["tags"] == ["x"]
+    # After "--", as any command line allows; options may also follow the text.
+    cli.ok("write", "dash/b.md", "--", FRONTMATTER)
+    assert cli.note("dash/b.md")["markdown"] == FRONTMATTER
+    shaped = cli.json("write", "dash/c.md", FRONTMATTER)
+    assert shaped["tags"] == ["x"] and shaped["body"] == "# T\n"
+
+    cli.ok("append", "dash/a.md", "- a list item")
+    cli.ok("append", "dash/a.md", "-- a signature", "--json")
+    assert cli.note("dash/a.md")["markdown"] == FRONTMATTER + "- a list item\n-- a signature"
+    cli.ok("write", "dash/d.md", "--", "-x")  # one word like an option: after "--"
+    assert cli.note("dash/d.md")["markdown"] == "-x"
+
+    remembered = cli.json("remember", "Dashes", "- first\n- second")
+    assert cli.note(remembered["path"])["markdown"] == "# Dashes\n\n- first\n- second\n"
+    day = cli.json("journal", "-3 °C at the door")
+    assert cli.note(day["path"])["markdown"].endswith(" -3 °C at the door\n")
+
+    # What is spelled like an option still is one: a typo is an error, not a note.
+    assert "No such option" in failed(cli("write", "dash/typo.md", "--jsn"))
+    assert "No such option" in failed(cli("write", "dash/typo.md", "-x"))
+    with cli.server.client() as http:
+        assert http.get("/v1/notes/dash/typo.md").status_code == 404
+
+
 # ---------------------------------------------------------------------- append
 def test_append_from_argument_and_stdin_and_to_a_missing_note(cli: Cli) -> None:
     cli.ok("write", "log.md", "# Log")
@@ -182,12 +251,36 @@ def test_append_from_argument_and_stdin_and_to_a_missing_note(cli: Cli) -> None:
     assert cli.note("log.md")["markdown"] == "# Log\nfirst line\nsecond line\n"
 
     created = cli.json("append", "new/fresh.md", "hello")
-    assert created["note"]["version"] == 1
+    assert created["version"] == 1 and created["body"] == "hello"
     assert cli.note("new/fresh.md")["markdown"] == "hello"
 
     assert "nothing to append" in failed(cli("append", "log.md", stdin=""))
     assert "nothing to append" in failed(cli("append", "log.md", "   "))
     assert "invalid_path" in failed(cli("append", "bad\\path.md", "x"))
+
+
+def test_write_and_append_json_print_the_note_shape(cli: Cli) -> None:
+    markdown = "---\ntitle: Shape\ntags: [t]\n---\n# Heading\n\nbody #more\n"
+    written = cli.json("write", "shape/a.md", markdown)
+    assert set(written) >= NOTE_FIELDS
+    note = cli.note("shape/a.md")
+    assert written["id"] == note["id"] and written["path"] == "shape/a.md"
+    assert written["title"] == "Shape" and set(written["tags"]) == {"t", "more"}
+    assert written["body"] == "# Heading\n\nbody #more\n" and written["score"] is None
+    assert (written["version"], written["changed"]) == (1, True)
+    assert written["updated_at"] == note["updated_at"]
+
+    again = cli.json("write", "shape/a.md", markdown)
+    assert (again["version"], again["changed"], again["body"]) == (1, False, written["body"])
+
+    appended = cli.json("append", "shape/a.md", "one more line")
+    assert set(appended) >= NOTE_FIELDS and appended["id"] == note["id"]
+    assert (appended["version"], appended["changed"]) == (2, True)
+    assert appended["body"] == "# Heading\n\nbody #more\none more line"
+    assert appended["score"] is None and set(appended["tags"]) == {"t", "more"}
+    # The shape of search --json and recent --json, field for field.
+    [recent] = cli.json("recent", "--limit", "1")
+    assert {k: appended[k] for k in recent} == recent
 
 
 # ---------------------------------------------------------------------- search / recent
@@ -386,10 +479,15 @@ def zip_contents(data: bytes) -> dict[str, bytes]:
 def test_import_then_export_round_trips(cli: Cli, tmp_path: Path) -> None:
     archive = make_vault_zip(tmp_path / "vault.zip")
     imported = cli.ok("import", str(archive))
-    assert imported.stdout.splitlines()[0] == "created 2, updated 0, unchanged 0, skipped 1"
-    assert "skipped attachments/image.png" in imported.stdout
-    assert "imported" in imported.stderr  # the progress bar is on stderr, not stdout
-    assert "imported" not in imported.stdout and "━" not in imported.stdout
+    assert imported.stdout.splitlines() == [
+        "created 2, updated 0, unchanged 0, skipped 1",
+        "  skipped attachments/image.png",
+    ]
+    # A bar per step, on stderr (stdout is the report alone): each one finished.
+    for step in ("uploaded", "parsed", "committed", "indexed"):
+        assert step in imported.stderr, imported.stderr
+    assert "2/2 notes" in imported.stderr
+    assert "━" not in imported.stdout
     assert cli.note("two.md")["markdown"] == VAULT["two.md"].decode()
 
     target = tmp_path / "backup.zip"
@@ -417,7 +515,7 @@ def test_export_defaults_to_a_dated_file_in_a_folder(cli: Cli) -> None:
         (dt.date.today() - dt.timedelta(days=1)).isoformat()
     }
     assert zip_contents(written[0].read_bytes()) == {"a.md": b"# A\n"}
-    assert "exported 1 notes" in result.stdout
+    assert result.stdout.startswith("exported 1 note to ")
 
     folder = cli.cwd / "out"
     folder.mkdir()
@@ -440,6 +538,26 @@ def test_import_and_export_failures(cli: Cli, tmp_path: Path) -> None:
     target = tmp_path / "down.zip"
     assert "cannot reach memvault" in failed(cli("export", str(target), url=down), code=1)
     assert not target.exists() and not target.with_name("down.zip.part").exists()
+
+
+def test_import_refused_mid_stream_exits_2_with_the_error_code(cli: Cli, tmp_path: Path) -> None:
+    cli.put("one.md", "# One\n")
+    cli.server.services.accounts.set_limits(LOCAL_ACCOUNT_ID, Limits(max_notes=1))
+    archive = make_vault_zip(tmp_path / "vault.zip")
+    message = failed(cli("import", str(archive)))
+    assert "vault_note_limit (413)" in message and "nothing was changed" in message
+    assert "parsed" in message or "parsing" in message  # the server's bars were shown
+    assert "committed" not in message
+    with cli.server.client() as http:
+        assert [n["path"] for n in http.get("/v1/notes").json()["notes"]] == ["one.md"]
+    assert "vault_note_limit (413)" in failed(cli("import", str(archive), "--json"))
+
+
+def test_import_over_budget_exits_1(cli: Cli, tmp_path: Path) -> None:
+    budgets = cli.server.services.vault.budgets
+    budgets.charge(LOCAL_ACCOUNT_ID, Bucket.WRITES, cost=cli.server.services.settings.budget_burst)
+    message = failed(cli("import", str(make_vault_zip(tmp_path / "v.zip"))), code=1)
+    assert "writes_budget_exhausted" in message and "retry" in message
 
 
 # ---------------------------------------------------------------------- keys
@@ -549,6 +667,67 @@ def test_version_and_help(tmp_path: Path) -> None:
     help_text = invoke_memvault("--help", env=clean_env(), cwd=tmp_path).stdout
     for command in ("serve", "search", "remember", "journal", "import", "export", "keys"):
         assert command in help_text
+
+
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command line the app has: the app itself, each group and each command."""
+    found: list[tuple[str, ...]] = [()]
+
+    def walk(group: TyperGroup, prefix: tuple[str, ...]) -> None:
+        for name, command in group.commands.items():
+            found.append((*prefix, name))
+            if isinstance(command, TyperGroup):
+                walk(command, (*prefix, name))
+
+    root = typer.main.get_command(app)
+    assert isinstance(root, TyperGroup)
+    walk(root, ())
+    return found
+
+
+def test_help_shows_flags_without_a_value(tmp_path: Path) -> None:
+    root = typer.main.get_command(app)
+    assert isinstance(root, Group)
+    paths = command_paths()
+    assert ("keys", "create") in paths and ("import",) in paths and len(paths) > 20
+    env = clean_env(COLUMNS="200")
+    for path in paths:
+        result = invoke_memvault(*path, "--help", env=env, cwd=tmp_path)
+        assert result.code == 0, str(result)
+        assert "<bool>" not in result.stdout, f"memvault {' '.join(path)} --help:\n{result.stdout}"
+        assert "--help" in result.stdout
+    # Every command is built on the CLI's own classes (so the next one is too).
+    for path in paths[1:]:
+        command = root
+        for name in path:
+            assert isinstance(command, TyperGroup)
+            command = command.commands[name]
+        assert isinstance(command, Group | Command), (path, type(command))
+    flags = [
+        p.opts[0]
+        for p in root.commands["keys"].commands["create"].params
+        if isinstance(p, TyperOption) and p.is_flag
+    ]
+    assert flags == ["--recall", "--tools", "--mcp", "--admin", "--json"]
+    create = invoke_memvault("keys", "create", "--help", env=env, cwd=tmp_path).stdout
+    for flag in flags:
+        line = next(ln for ln in create.splitlines() if f" {flag} " in ln)
+        assert "<" not in line, line  # no value of any kind
+
+
+def test_counts_are_singular_for_one(cli: Cli) -> None:
+    cli.put("only.md", "# Only\n")
+    exported = cli.ok("export", str(cli.cwd / "one.zip"))
+    assert exported.stdout.strip() == f"exported 1 note to {cli.cwd / 'one.zip'}"
+    key_id = cli.json("keys", "create", "solo")["id"]
+    line = cli.ok("keys", "toggle", key_id, "--recall-notes", "1").stdout.strip()
+    assert "; recall 1 note within 2000 tokens," in line
+    reindexed = invoke_memvault(
+        "reindex",
+        env=clean_env(MEMVAULT_DATA_DIR=str(cli.server.services.settings.data_dir)),
+        cwd=cli.cwd,
+    )
+    assert reindexed.stdout.strip() == "reindexed 1 note of account local"
 
 
 # ---------------------------------------------------------------------- reindex

@@ -6,17 +6,25 @@ screening and limits are the server's, shared with every other surface.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 from urllib.parse import quote
 
 import httpx
 
-from memvault.errors import MemvaultError, RateLimited, ServiceUnavailable
+from memvault.errors import STATUS_BY_ERROR, MemvaultError, RateLimited, ServiceUnavailable
 
 # How long to wait for the server to accept a connection; reads may take longer
 # (an import of a large vault), so they get the client's full timeout.
 CONNECT_TIMEOUT = 10.0
+NDJSON = "application/x-ndjson"
+
+# The status each error type is answered with: a streamed import's error event carries
+# the error body alone (the stream's own status is 200).
+_STATUS_BY_TYPE: dict[str, int] = {}
+for _cls, _status in STATUS_BY_ERROR:
+    _STATUS_BY_TYPE.setdefault(_cls.type, _status)
 
 
 class ApiError(MemvaultError):
@@ -72,11 +80,7 @@ class Client:
             message = f"HTTP {response.status_code} from {self.http.base_url}" + (
                 f": {text}" if text else ""
             )
-        if response.status_code == 429:
-            raise RateLimited(
-                message, code=code, retry_after=_retry_after(response.headers.get("Retry-After"))
-            )
-        raise ApiError(response.status_code, type_, code, message)
+        raise _error(response.status_code, type_, code, message, response.headers)
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
@@ -85,7 +89,9 @@ class Client:
             raise self._unreachable(exc) from exc
 
     def json(self, method: str, url: str, **kwargs: Any) -> Any:
-        response = self.request(method, url, **kwargs)
+        return self.json_of(self.request(method, url, **kwargs), method, url)
+
+    def json_of(self, response: httpx.Response, method: str, url: str) -> Any:
         try:
             return response.json()
         except ValueError as exc:
@@ -98,18 +104,71 @@ class Client:
             ) from exc
 
     # ------------------------------------------------------------------ transfer
-    def upload(self, fh: BinaryIO, size: int, progress: Callable[[int], None]) -> Any:
+    def upload(
+        self,
+        fh: BinaryIO,
+        size: int,
+        sent: Callable[[int], None],
+        event: Callable[[dict[str, Any]], None],
+    ) -> Any:
+        """Import the zip in ``fh``: ``sent`` is told each chunk's size as it is sent, then
+        ``event`` each of the server's progress events. Returns the import's report; an
+        error, streamed or not, is raised as the unstreamed import's would be."""
+
         def chunks() -> Iterator[bytes]:
             while data := fh.read(256 * 1024):
-                progress(len(data))
+                sent(len(data))
                 yield data
 
-        return self.json(
-            "POST",
-            "/v1/import",
-            content=chunks(),
-            headers={"Content-Type": "application/zip", "Content-Length": str(size)},
-        )
+        headers = {
+            "Content-Type": "application/zip",
+            "Content-Length": str(size),
+            "Accept": f"{NDJSON}, application/json;q=0.5",
+        }
+        answered = False
+        try:
+            with self.http.stream("POST", "/v1/import", content=chunks(), headers=headers) as r:
+                answered = True
+                if r.status_code >= 400 or not r.headers.get("content-type", "").startswith(NDJSON):
+                    # Refused before the archive was in, or a server that does not stream.
+                    r.read()
+                    return self.json_of(self._check(r), "POST", "/v1/import")
+                for line in r.iter_lines():
+                    item = self._event(line) if line.strip() else None
+                    if item is None:
+                        continue
+                    if "result" in item:
+                        return item["result"]
+                    if "error" in item:
+                        err = item["error"]
+                        type_ = str(err.get("type", "internal_error"))
+                        raise _error(
+                            _STATUS_BY_TYPE.get(type_, 500),
+                            type_,
+                            str(err.get("code", "internal_error")),
+                            str(err.get("message", "the import failed")),
+                        )
+                    event(item)
+        except httpx.TransportError as exc:
+            if not answered:
+                raise self._unreachable(exc) from exc
+            raise _cut_short(exc.__class__.__name__) from exc
+        raise _cut_short("the answer ended early")
+
+    def _event(self, line: str) -> dict[str, Any]:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            item = None
+        if not isinstance(item, dict):
+            raise ApiError(
+                200,
+                "invalid_response",
+                "not_memvault",
+                f"{self.http.base_url} answered the import with a line that is not a JSON"
+                " object; is --url a memvault server?",
+            )
+        return item
 
     def download(
         self, out: BinaryIO, on_start: Callable[[int | None], None], progress: Callable[[int], None]
@@ -128,6 +187,24 @@ class Client:
                 return int(notes) if notes.isdigit() else 0
         except httpx.TransportError as exc:
             raise self._unreachable(exc) from exc
+
+
+def _error(
+    status: int, type_: str, code: str, message: str, headers: httpx.Headers | None = None
+) -> MemvaultError:
+    if status == 429:
+        retry = headers.get("Retry-After") if headers is not None else None
+        return RateLimited(message, code=code, retry_after=_retry_after(retry))
+    return ApiError(status, type_, code, message)
+
+
+def _cut_short(why: str) -> ServiceUnavailable:
+    return ServiceUnavailable(
+        f"the connection to memvault ended before the import's outcome ({why}). An import"
+        " lands whole or not at all: check with `memvault recent`, or import again (notes"
+        " already there are left unchanged)",
+        code="import_outcome_unknown",
+    )
 
 
 def _retry_after(value: str | None) -> float:

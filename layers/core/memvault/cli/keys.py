@@ -11,12 +11,11 @@ from rich.text import Text
 
 from memvault.cli.calls import run_call
 from memvault.cli.client import Client
+from memvault.cli.commands import App
 from memvault.cli.options import DEFAULT_URL, JsonOpt, KeyOpt, UrlOpt, usd_micros
-from memvault.cli.output import die, on_off, out, usd_text
+from memvault.cli.output import die, on_off, out, plural, usd_text
 
-app = typer.Typer(
-    help="Create, list, toggle and revoke API keys (admin key needed).", no_args_is_help=True
-)
+app = App(help="Create, list, toggle and revoke API keys (admin key needed).", no_args_is_help=True)
 
 RecallNotesOpt = Annotated[
     int | None, typer.Option("--recall-notes", help="Notes recall adds (1-20, default 5).")
@@ -200,8 +199,9 @@ def keys_toggle(
                 f"{updated['id']} ({updated['name']}): recall {on_off(updated['recall'])},"
                 f" tools {on_off(updated['tools'])}, mcp {on_off(updated['mcp'])}"
                 + (
-                    f"; recall {updated['recall_notes']} notes within {updated['recall_tokens']}"
-                    f" tokens, spend cap {usd_text(updated['spend_cap_micros'])}"
+                    f"; recall {plural(updated['recall_notes'], 'note')} within"
+                    f" {plural(updated['recall_tokens'], 'token')},"
+                    f" spend cap {usd_text(updated['spend_cap_micros'])}"
                     if settings
                     else ""
                 )

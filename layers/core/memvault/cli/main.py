@@ -11,7 +11,8 @@ Results go to stdout; errors, hints and progress bars go to stderr.
 This module is the app's wiring: the commands live one module per group (`serve`,
 `notes`, `transfer`, `keys`, `billing`, `bootstrap`); they reach the server through
 `calls.run_call` and print through `output`. Help lists the commands in the order they
-are registered here.
+are registered here. Every app, group and command is built on `commands` (flags shown
+bare in help; markdown starting with "-" taken as text).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import typer
 from memvault import __version__
 from memvault.cli import billing, keys, notes, serve, transfer
 from memvault.cli.bootstrap import bootstrap
+from memvault.cli.commands import App
 from memvault.cli.output import out
 
-app = typer.Typer(
+app = App(
     help="memvault: a markdown vault that gives LLM API keys a memory.",
     no_args_is_help=True,
     add_completion=False,

@@ -103,18 +103,32 @@ def _print_saved(result: dict[str, Any]) -> None:
     out.print(Text(f"{result['note']['path']}: {result['message']}"))
 
 
+def _written(result: dict[str, Any], markdown: str) -> dict[str, Any]:
+    """A saved note in the agent-harness shape, from the server's answer (which has all
+    but the markdown) and the markdown at that version; ``changed`` as the server said."""
+    return {**_note_json({**result["note"], "markdown": markdown}), "changed": result["changed"]}
+
+
+def _print_markdown(markdown: str) -> None:
+    """The note exactly as stored, bytes and all. On a terminal only, a final newline
+    is added when the note has none, so the prompt starts on a line of its own."""
+    if markdown and not markdown.endswith("\n") and sys.stdout.isatty():
+        markdown += "\n"
+    write_stdout(markdown)
+
+
 # ---------------------------------------------------------------------- read, write, append
 def read(
     path: str, url: UrlOpt = DEFAULT_URL, key: KeyOpt = None, as_json: JsonOpt = False
 ) -> None:
-    """Print a note's markdown, exactly as stored."""
+    """Print a note's markdown, exactly as stored (on a terminal, ending in a newline)."""
     run_call(
         url,
         key,
         lambda client: client.json("GET", note_url(path)),
         as_json=as_json,
         render_json=lambda _, note: _note_json(note),
-        render_human=lambda note: write_stdout(note["markdown"]),
+        render_human=lambda note: _print_markdown(note["markdown"]),
     )
 
 
@@ -138,12 +152,21 @@ def write(
     if file is not None and text is not None:
         die("give the markdown either as an argument or with --file, not both")
 
-    def call(client: Client) -> Any:
+    def call(client: Client) -> tuple[Any, str]:
         markdown = _read_file(file) if file is not None else _read_stdin_or(text, "the markdown")
         headers = {"If-Match": f'"{if_match}"'} if if_match else {}
-        return client.json("PUT", note_url(path), json={"markdown": markdown}, headers=headers)
+        body = {"markdown": markdown}
+        return client.json("PUT", note_url(path), json=body, headers=headers), markdown
 
-    run_call(url, key, call, as_json=as_json, render_human=_print_saved)
+    run_call(
+        url,
+        key,
+        call,
+        as_json=as_json,
+        # Saved or unchanged, the note's markdown is the markdown sent.
+        render_json=lambda _, saved: _written(*saved),
+        render_human=lambda saved: _print_saved(saved[0]),
+    )
 
 
 def append(
@@ -161,7 +184,13 @@ def append(
             die("there is nothing to append (the text is empty)")
         return client.json("POST", note_url(path, "/append"), json={"text": body})
 
-    run_call(url, key, call, as_json=as_json, render_human=_print_saved)
+    def as_note(client: Client, result: Any) -> dict[str, Any]:
+        # The version this append made, whatever was written since.
+        note = result["note"]
+        version = client.json("GET", note_url(note["path"], f"/versions/{note['version']}"))
+        return _written(result, version["markdown"])
+
+    run_call(url, key, call, as_json=as_json, render_json=as_note, render_human=_print_saved)
 
 
 # ---------------------------------------------------------------------- search, recent

@@ -48,6 +48,11 @@ def write_stdout(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 note``, ``2 notes``, ``0 notes``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def on_off(value: bool) -> str:
     return "on" if value else "off"
 

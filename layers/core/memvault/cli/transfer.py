@@ -7,11 +7,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.filesize import decimal
 from rich.progress import (
     BarColumn,
     DownloadColumn,
     Progress,
+    TaskID,
     TextColumn,
+    TimeElapsedColumn,
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
@@ -20,7 +23,7 @@ from rich.text import Text
 from memvault.cli.calls import run_call
 from memvault.cli.client import Client
 from memvault.cli.options import DEFAULT_URL, JsonOpt, KeyOpt, UrlOpt
-from memvault.cli.output import die, err, out
+from memvault.cli.output import die, err, out, plural
 
 
 def _progress() -> Progress:
@@ -35,13 +38,62 @@ def _progress() -> Progress:
     )
 
 
+# The import's steps as the progress bars name them: while running, and once done.
+_STEPS = {
+    "upload": ("uploading", "uploaded"),
+    "parsing": ("parsing", "parsed"),
+    "committing": ("committing", "committed"),
+    "indexing": ("indexing", "indexed"),
+}
+
+
+class _ImportBars:
+    """One bar per step of an import: the upload (bytes), then the server's phases
+    (notes), each shown when the server first reports it."""
+
+    def __init__(self, bar: Progress, size: int) -> None:
+        self.bar = bar
+        self.size = size
+        self.sent = 0
+        self.tasks: dict[str, TaskID] = {}
+        self._show("upload", 0, size, f"0/{decimal(size)}")
+
+    def _show(self, step: str, done: int, total: int, figures: str) -> None:
+        running, finished = _STEPS[step]
+        name = finished if done >= total else running
+        # Nothing to do is done: a full bar rather than an empty one.
+        bar_total, bar_done = (1, 1) if total == 0 else (total, done)
+        if step not in self.tasks:
+            self.tasks[step] = self.bar.add_task(name, total=bar_total, figures=figures)
+        self.bar.update(
+            self.tasks[step], description=name, total=bar_total, completed=bar_done, figures=figures
+        )
+
+    def sent_bytes(self, n: int) -> None:
+        self.sent += n
+        figures = f"{decimal(self.sent)}/{decimal(self.size)}"
+        self._show("upload", self.sent, self.size, figures)
+
+    def event(self, item: dict[str, Any]) -> None:
+        phase = item.get("phase")
+        done, total = item.get("done"), item.get("total")
+        if phase not in _STEPS or not isinstance(done, int) or not isinstance(total, int):
+            return  # an event this CLI does not know: not worth failing the import for
+        if self.sent < self.size:
+            self.sent_bytes(self.size - self.sent)  # the server has it all
+        self._show(phase, done, total, f"{done}/{plural(total, 'note')}")
+
+
 def import_(
     archive: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import an Obsidian vault zip (adds and updates; never deletes; all or nothing)."""
+    """Import an Obsidian vault zip (adds and updates; never deletes; all or nothing).
+
+    Progress bars on stderr follow each step: the upload, then parsing, committing and
+    indexing on the server."""
 
     def call(client: Client) -> Any:
         try:
@@ -49,18 +101,17 @@ def import_(
             fh = archive.open("rb")
         except OSError as exc:
             die(f"cannot read {archive}: {exc.strerror or exc}")
-        with fh, _progress() as bar:
-            task = bar.add_task("uploading", total=size)
-            sent = 0
-
-            def advance(n: int) -> None:
-                nonlocal sent
-                sent += n
-                bar.update(task, advance=n, description="importing" if sent >= size else None)
-
-            report = client.upload(fh, size, advance)
-            bar.update(task, description="imported")
-        return report
+        bar = Progress(
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            TextColumn("{task.fields[figures]}"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=False,
+        )
+        with fh, bar:
+            bars = _ImportBars(bar, size)
+            return client.upload(fh, size, bars.sent_bytes, bars.event)
 
     def show(report: Any) -> None:
         out.print(
@@ -112,6 +163,6 @@ def export(
 
     def show(done: tuple[int, Path]) -> None:
         count, target = done
-        out.print(Text(f"exported {count} notes to {target}"))
+        out.print(Text(f"exported {plural(count, 'note')} to {target}"))
 
     run_call(url, key, call, render_human=show)
