@@ -1,9 +1,12 @@
 """`memvault mcp`: the same tools over stdio, as a desktop client launches it (a real
-subprocess of the installed console script, driven by the official SDK's stdio client)."""
+subprocess of the installed console script, driven by the official SDK's stdio client,
+or fed its requests through a pipe that is closed at once)."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import TextResourceContents
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from memvault.container import build_services
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
@@ -19,7 +23,7 @@ from memvault.services.context import Caller
 from memvault.settings import Settings
 from memvault.tools import TOOL_NAMES, VAULT_INSTRUCTIONS
 from tests.cli.helpers import MEMVAULT, clean_env, run_memvault
-from tests.mcp.helpers import MODES, NEGOTIATED, run, text
+from tests.mcp.helpers import MODES, NEGOTIATED, rpc, run, text
 
 LOCAL = Caller(account_id=LOCAL_ACCOUNT_ID)
 
@@ -134,3 +138,75 @@ def test_stdio_is_for_the_embedded_vault(tmp_path: Path) -> None:
     assert result.code == 2, result
     assert result.stdout == ""
     assert "memvault mcp serves the embedded vault" in result.stderr
+
+
+def rpc_lines(*messages: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(m).encode("utf-8") + b"\n" for m in messages)
+
+
+INITIALIZE = rpc(
+    "initialize",
+    {
+        "protocolVersion": LATEST_HANDSHAKE_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "pipe", "version": "1"},
+    },
+    id=0,
+)
+
+
+def write_call(i: int) -> dict[str, Any]:
+    arguments = {"path": f"piped/{i}.md", "markdown": f"# Piped {i}\n\nquokka {i}\n"}
+    return rpc("tools/call", {"name": "memory_write", "arguments": arguments}, id=i)
+
+
+def test_requests_in_flight_when_stdin_closes_are_all_answered(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    svc = build_services(Settings(backend="sqlite", data_dir=data))
+    assert svc.accounts.bootstrap_local() is not None
+    calls = [write_call(i) for i in range(1, 31)]
+    calls.append(rpc("tools/call", {"name": "memory_read", "arguments": {"path": "no.md"}}, id=31))
+    calls.append(rpc("tools/list", id="last"))
+    # Every request written at once, then stdin closed, before any answer is read.
+    result = subprocess.run(
+        [str(MEMVAULT), "mcp"],
+        input=rpc_lines(INITIALIZE, rpc("notifications/initialized", id=None), *calls),
+        capture_output=True,
+        env=clean_env(MEMVAULT_DATA_DIR=str(data)),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    answers = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    by_id = {a["id"]: a for a in answers}
+    assert len(answers) == len(by_id) == 33  # one answer per request, none twice
+    assert set(by_id) == {0, *range(1, 32), "last"}
+    for i in range(1, 31):
+        assert by_id[i]["result"]["content"][0]["text"] == f"Created piped/{i}.md (version 1).", (
+            by_id[i]
+        )
+    assert by_id[31]["result"]["isError"] is True  # a refused call is still an answer
+    assert [t["name"] for t in by_id["last"]["result"]["tools"]] == list(TOOL_NAMES)
+    listed = svc.vault.list_notes(LOCAL, folder="piped", limit=100).items
+    assert sorted(n.path for n in listed) == sorted(f"piped/{i}.md" for i in range(1, 31))
+
+
+def test_a_request_cancelled_before_stdin_closes_does_not_hold_the_exit(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    calls = [write_call(i) for i in range(1, 6)]
+    cancel = rpc("notifications/cancelled", {"requestId": 3, "reason": "changed my mind"}, id=None)
+    result = subprocess.run(
+        [str(MEMVAULT), "mcp"],
+        input=rpc_lines(INITIALIZE, rpc("notifications/initialized", id=None), *calls, cancel),
+        capture_output=True,
+        env=clean_env(MEMVAULT_DATA_DIR=str(data)),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    answered = {json.loads(line)["id"] for line in result.stdout.decode().splitlines()}
+    # A cancelled request may go unanswered (MCP forbids answering it once cancelled);
+    # every other one is answered.
+    assert {0, 1, 2, 4, 5} <= answered <= {0, 1, 2, 3, 4, 5}
