@@ -43,6 +43,11 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
         app.include_router(transfer.router)
         app.include_router(keys.router)
         app.include_router(billing.router)
+
+        from memvault.dashboard.serving import dashboard_routes
+
+        # The web dashboard (/ and /dashboard/...): a client of the same REST routes.
+        app.router.routes.extend(dashboard_routes())
     if "mcp" in surfaces:
         from memvault.mcp.http import mcp_routes
 

@@ -1,0 +1,178 @@
+// Markdown to safe HTML for the preview: markdown-it (CommonMark, tables, strikethrough)
+// with the vault's own syntax — [[wikilinks]] (![[embeds]]) as links resolved the way
+// the server resolves them, #tags as links to search, frontmatter split off as
+// properties — and everything DOMPurify-sanitised: note text is untrusted, so a
+// <script>, an onerror= or a javascript: link never survives (and the page's CSP would
+// refuse to run one anyway).
+import DOMPurify from "dompurify";
+import { JSON_SCHEMA, load } from "js-yaml";
+import MarkdownIt from "markdown-it";
+import type { StateInline } from "markdown-it";
+import { href } from "../lib/router";
+import { resolveLink, type Resolver } from "./keys";
+
+export interface Frontmatter {
+  /** The properties, or null when there is no frontmatter block. */
+  data: Record<string, unknown> | null;
+  error: string | null;
+  body: string;
+  /** Lines the block takes, so preview lines can be matched to editor lines. */
+  lines: number;
+}
+
+const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+
+export function splitFrontmatter(markdown: string): Frontmatter {
+  const match = FRONTMATTER.exec(markdown);
+  if (!match) return { data: null, error: null, body: markdown, lines: 0 };
+  const block = match[0];
+  const lines = block.split("\n").length - (block.endsWith("\n") ? 1 : 0);
+  try {
+    const parsed = load(match[1] ?? "", { schema: JSON_SCHEMA });
+    const data =
+      parsed && typeof parsed === "object" && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : {};
+    return { data, error: null, body: markdown.slice(block.length), lines };
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split("\n")[0] ?? "" : String(error);
+    return { data: {}, error: message, body: markdown.slice(block.length), lines };
+  }
+}
+
+let currentResolver: Resolver = { byLinkKey: new Map(), byNameKey: new Map() };
+
+function wikilinkRule(state: StateInline, silent: boolean): boolean {
+  const src = state.src;
+  let pos = state.pos;
+  const embed = src.charCodeAt(pos) === 0x21; /* ! */
+  if (embed) pos++;
+  if (src.charCodeAt(pos) !== 0x5b || src.charCodeAt(pos + 1) !== 0x5b) return false;
+  const close = src.indexOf("]]", pos + 2);
+  if (close < 0) return false;
+  const inner = src.slice(pos + 2, close);
+  if (/[[\]\n]/.test(inner)) return false;
+  const pipe = inner.indexOf("|");
+  const targetPart = pipe < 0 ? inner : inner.slice(0, pipe > 0 && inner[pipe - 1] === "\\" ? pipe - 1 : pipe);
+  const alias = pipe < 0 ? null : inner.slice(pipe + 1);
+  const hash = targetPart.indexOf("#");
+  const target = hash < 0 ? targetPart : targetPart.slice(0, hash);
+  const heading = hash < 0 ? null : targetPart.slice(hash + 1);
+  if (!target.trim()) return false;
+  if (!silent) {
+    const token = state.push("wikilink", "a", 0);
+    token.meta = { target, heading, alias, embed };
+  }
+  state.pos = close + 2;
+  return true;
+}
+
+const TAG_BODY = /^[\p{L}\p{N}_/-]+/u;
+
+function tagRule(state: StateInline, silent: boolean): boolean {
+  const src = state.src;
+  const pos = state.pos;
+  if (src.charCodeAt(pos) !== 0x23 /* # */) return false;
+  const before = pos === 0 ? " " : src[pos - 1] ?? " ";
+  if (!/\s|[(,]/.test(before)) return false;
+  const match = TAG_BODY.exec(src.slice(pos + 1));
+  if (!match) return false;
+  const tag = match[0].replace(/\/+$/, "");
+  if (!tag || /^\d+$/.test(tag)) return false;
+  if (!silent) {
+    const token = state.push("vault_tag", "a", 0);
+    token.content = tag;
+  }
+  state.pos = pos + 1 + tag.length;
+  return true;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function createRenderer() {
+  const md = new MarkdownIt({ html: true, linkify: false, typographer: false, breaks: false });
+  md.inline.ruler.before("link", "wikilink", wikilinkRule);
+  md.inline.ruler.push("vault_tag", tagRule);
+  md.renderer.rules.wikilink = (tokens, idx) => {
+    const { target, heading, alias, embed } = tokens[idx]!.meta as {
+      target: string;
+      heading: string | null;
+      alias: string | null;
+      embed: boolean;
+    };
+    const resolved = resolveLink(target, currentResolver);
+    const path = resolved ?? `${target.trim().replace(/\.md$/i, "")}.md`;
+    const label = alias ?? (heading ? `${target} › ${heading}` : target);
+    const cls = `wikilink${resolved ? "" : " dangling"}${embed ? " embed" : ""}`;
+    const title = resolved ? resolved : `No note at ${path} yet`;
+    return `<a class="${cls}" href="${escapeHtml(href(`vault/${path}`))}" title="${escapeHtml(title)}">${escapeHtml(label)}</a>`;
+  };
+  md.renderer.rules.vault_tag = (tokens, idx) => {
+    const tag = tokens[idx]!.content;
+    return `<a class="tag" href="${escapeHtml(href(`search?tag=${encodeURIComponent(tag)}`))}">#${escapeHtml(tag)}</a>`;
+  };
+  // Each top-level block says which source line it starts on, so the preview can follow
+  // the editor's scroll.
+  const original = md.renderer.renderToken.bind(md.renderer);
+  md.renderer.renderToken = (tokens, idx, options) => {
+    const token = tokens[idx]!;
+    if (token.map && token.level === 0 && token.nesting !== -1) token.attrSet("data-line", String(token.map[0]));
+    return original(tokens, idx, options);
+  };
+  return md;
+}
+
+const renderer = createRenderer();
+
+let hooked = false;
+function hookSanitizer(): void {
+  if (hooked) return;
+  hooked = true;
+  DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+    if (node.nodeName === "A") {
+      const a = node as HTMLAnchorElement;
+      const target = a.getAttribute("href");
+      if (target && !target.startsWith("#")) {
+        const u = new URL(target, location.href);
+        if (u.origin !== location.origin) {
+          a.setAttribute("target", "_blank");
+          a.setAttribute("rel", "noopener noreferrer nofollow");
+        }
+      }
+    }
+    if (node.nodeName === "IMG") {
+      // Only inline (data:) images load: a remote one would let a note make the viewer's
+      // browser call out. It becomes a link the reader can choose to follow.
+      const img = node as HTMLImageElement;
+      const src = img.getAttribute("src") ?? "";
+      if (!src.startsWith("data:image/")) {
+        const link = document.createElement("a");
+        link.textContent = `🖼 ${img.getAttribute("alt") || src || "image"}`;
+        if (/^https?:/i.test(src)) {
+          link.setAttribute("href", src);
+          link.setAttribute("target", "_blank");
+          link.setAttribute("rel", "noopener noreferrer nofollow");
+        }
+        link.className = "remote-image";
+        img.replaceWith(link);
+      }
+    }
+  });
+}
+
+const PURIFY = {
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option", "iframe", "object", "embed", "link", "meta", "base"],
+  FORBID_ATTR: ["style", "srcset", "formaction", "id", "name"],
+  ALLOW_DATA_ATTR: false,
+  ADD_ATTR: ["data-line", "target"],
+};
+
+/** The note body (frontmatter already split off) as sanitised HTML. */
+export function renderMarkdown(body: string, resolve: Resolver): string {
+  hookSanitizer();
+  currentResolver = resolve;
+  const html = renderer.render(body);
+  return DOMPurify.sanitize(html, PURIFY) as unknown as string;
+}
