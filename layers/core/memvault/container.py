@@ -11,12 +11,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memvault.adapters.passwords import Argon2Hasher
 from memvault.domain.budgets import BucketPolicy
 from memvault.domain.pricing import PriceTable
-from memvault.ports import Ledger, RateLimiter, SearchIndex, VaultStore
+from memvault.ports import Ledger, PasswordHasher, RateLimiter, SearchIndex, VaultStore
 from memvault.services.accounts import AccountService
+from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
 from memvault.services.budgets import BudgetGuard
+from memvault.services.callers import CallerResolver
+from memvault.services.keys import KeyService
+from memvault.services.members import MemberService
+from memvault.services.org import OrgService
+from memvault.services.sessions import SessionService
 from memvault.services.transfer import ImportLimits, TransferService
 from memvault.services.vault import VaultService
 from memvault.settings import Settings, get_settings
@@ -33,6 +40,13 @@ class Services:
     transfer: TransferService
     ledger: Ledger
     billing: BillingService
+    # People and their access: organisations, members, keys by role, sessions, audit.
+    audit: AuditService
+    sessions: SessionService
+    members: MemberService
+    keys: KeyService
+    org: OrgService
+    callers: CallerResolver
 
 
 def build_services(settings: Settings, clock: Callable[[], float] = time.time) -> Services:
@@ -41,6 +55,15 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
     index: SearchIndex
     limiter: RateLimiter
     ledger: Ledger
+    # Sign-in attempts: per email address, and three times as many per client address.
+    email_policy = BucketPolicy(
+        rate_per_minute=settings.sign_in_per_minute, burst=settings.sign_in_burst
+    )
+    client_policy = BucketPolicy(
+        rate_per_minute=3 * settings.sign_in_per_minute, burst=3 * settings.sign_in_burst
+    )
+    email_attempts: RateLimiter
+    client_attempts: RateLimiter
     # Read first: a bad price table is a startup error naming the file.
     prices = PriceTable.load(settings.price_table)
     if settings.backend == "sqlite":
@@ -54,14 +77,19 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         store = SqliteVaultStore(db)
         index = SqliteSearchIndex(db)
         limiter = SqliteRateLimiter(db, policy)
+        email_attempts = SqliteRateLimiter(db, email_policy)
+        client_attempts = SqliteRateLimiter(db, client_policy)
         ledger = SqliteLedger(db)
     else:
         from memvault.adapters.aws import wiring
+        from memvault.adapters.aws.budgets import DynamoRateLimiter
         from memvault.adapters.aws.ledger import DynamoLedger
 
         aws_store, index, limiter = wiring.build(settings, policy)
         store = aws_store
         ledger = DynamoLedger(aws_store.table)  # the same single table, its own items
+        email_attempts = DynamoRateLimiter(aws_store.table, email_policy)
+        client_attempts = DynamoRateLimiter(aws_store.table, client_policy)
     budgets = BudgetGuard(limiter, clock)
     vault = VaultService(store, index, budgets, clock)
     transfer = TransferService(
@@ -73,22 +101,52 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
             max_entries=settings.import_max_entries,
         ),
     )
+    accounts = AccountService(store, clock)
+    billing = BillingService(
+        ledger,
+        prices,
+        clock,
+        reservation_ttl_seconds=settings.reservation_ttl_seconds,
+        usage_retention_days=settings.usage_retention_days,
+    )
+    hasher: PasswordHasher = Argon2Hasher(settings.password_hash_cost)
+    audit = AuditService(store, clock, retention_days=settings.usage_retention_days)
+    sessions = SessionService(
+        store,
+        accounts,
+        audit,
+        hasher,
+        clock,
+        email_attempts=email_attempts,
+        client_attempts=client_attempts,
+        idle_seconds=settings.session_idle_minutes * 60,
+        max_seconds=settings.session_max_hours * 3600,
+    )
     return Services(
         settings=settings,
         store=store,
         index=index,
         limiter=limiter,
-        accounts=AccountService(store, clock),
+        accounts=accounts,
         vault=vault,
         transfer=transfer,
         ledger=ledger,
-        billing=BillingService(
-            ledger,
-            prices,
+        billing=billing,
+        audit=audit,
+        sessions=sessions,
+        members=MemberService(
+            store,
+            accounts,
+            sessions,
+            audit,
+            hasher,
             clock,
-            reservation_ttl_seconds=settings.reservation_ttl_seconds,
-            usage_retention_days=settings.usage_retention_days,
+            invitation_days=settings.invitation_days,
+            password_min_length=settings.password_min_length,
         ),
+        keys=KeyService(store, accounts, audit),
+        org=OrgService(store, accounts, billing, audit),
+        callers=CallerResolver(accounts, store, sessions),
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from memvault.domain.identity import AuditEvent, Invitation, Member, Role, Session
 from memvault.domain.models import (
     Account,
     ApiKey,
@@ -77,8 +78,8 @@ class CommitResult:
 # ---------------------------------------------------------------------- storage, by aggregate
 # One narrow port per concern; a service depends on the ones it calls. An adapter class
 # may implement several (the SQLite and DynamoDB stores implement all of them on one
-# object, sharing one database or table). New aggregates (organisations, members,
-# memory profiles) get a port of their own here rather than widening these.
+# object, sharing one database or table). New aggregates (members, sessions, memory
+# profiles) get a port of their own here rather than widening these (see "identity").
 class AccountStore(Protocol):
     """Accounts: their limits and usage counters."""
 
@@ -205,10 +206,171 @@ class RetentionSweep(Protocol):
         ...
 
 
+# ---------------------------------------------------------------------- identity
+# Organisations (the accounts above), their members, invitations, sessions and audit log.
+# Sign-in addresses, invitation tokens and session secrets are looked up across every
+# organisation (a person signs in before anyone knows their organisation); everything
+# else is confined to one ``account_id`` like the vault.
+class OrganisationStore(Protocol):
+    """Organisations as a directory: the operator's list, and renaming one."""
+
+    def list_organisations(self) -> list[Account]:
+        """Every organisation, oldest first."""
+        ...
+
+    def rename_organisation(self, account_id: str, name: str) -> Account:
+        """Raises NotFound (account_not_found)."""
+        ...
+
+    def list_organisation(self, account_id: str) -> None:
+        """Make sure the directory lists this existing organisation (idempotent; the
+        upgrade of an account made before the directory existed)."""
+        ...
+
+
+class MemberStore(Protocol):
+    """An organisation's members, their sign-in addresses and password hashes.
+
+    Every organisation keeps at least one active owner: a change or removal that would
+    leave none raises Conflict(last_owner), decided atomically with the write.
+    """
+
+    def create_member(self, member: Member, *, password_hash: str | None = None) -> None:
+        """Raises Conflict(email_taken) when a member of any organisation has the address
+        (compared folded), Conflict(member_exists) when the id is taken."""
+        ...
+
+    def get_member(self, account_id: str, member_id: str) -> Member | None: ...
+    def member_by_email(self, email: str) -> Member | None:
+        """The member, of whichever organisation, whose address folds to ``email``'s."""
+        ...
+
+    def list_members(self, account_id: str) -> list[Member]:
+        """Oldest first."""
+        ...
+
+    def update_member(
+        self,
+        account_id: str,
+        member_id: str,
+        *,
+        role: Role | None = None,
+        disabled_at: float | None = None,
+        enable: bool = False,
+        name: str | None = None,
+        email: str | None = None,
+    ) -> Member:
+        """Change what is given (``disabled_at`` disables, ``enable`` enables again). A
+        disable or enable reaches the member's keys at once (``ApiKey.owner_active``).
+        Raises NotFound (member_not_found), Conflict (last_owner, email_taken)."""
+        ...
+
+    def remove_member(self, account_id: str, member_id: str) -> Member:
+        """Forget the member and free their address. Their keys are left as they are (the
+        service revokes them first). Raises NotFound, Conflict(last_owner)."""
+        ...
+
+    def password_hash(self, account_id: str, member_id: str) -> str | None: ...
+    def set_password_hash(self, account_id: str, member_id: str, password_hash: str) -> None:
+        """Raises NotFound (member_not_found)."""
+        ...
+
+    def give_keys(self, account_id: str, member_id: str, key_ids: Collection[str]) -> None:
+        """Make ``member_id`` the owner of these keys (the upgrade of keys stored before
+        members existed)."""
+        ...
+
+
+class InvitationStore(Protocol):
+    """Invitations to join an organisation, found by the hash of their token."""
+
+    def put_invitation(self, invitation: Invitation, token_hash: str) -> None: ...
+    def invitation_by_token(self, token_hash: str) -> Invitation | None: ...
+    def get_invitation(self, account_id: str, invitation_id: str) -> Invitation | None: ...
+    def list_invitations(self, account_id: str) -> list[Invitation]:
+        """Oldest first, expired ones included until they are swept."""
+        ...
+
+    def delete_invitation(self, account_id: str, invitation_id: str) -> bool:
+        """False when there was none."""
+        ...
+
+    def accept_invitation(
+        self, invitation: Invitation, member: Member, *, password_hash: str
+    ) -> None:
+        """Consume the invitation and create the member, all or nothing. Raises
+        Conflict(invitation_used) when it is gone, Conflict(email_taken)."""
+        ...
+
+    def expire_invitations(self, now: float, limit: int = 1000) -> int:
+        """Forget invitations past their expiry; how many (0 where a TTL does it)."""
+        ...
+
+
+class SessionStore(Protocol):
+    """Signed-in sessions, found by the hash of their cookie's secret."""
+
+    def put_session(self, session: Session, secret_hash: str) -> None: ...
+    def session_by_hash(self, secret_hash: str) -> Session | None: ...
+    def list_sessions(self, account_id: str, member_id: str) -> list[Session]:
+        """The member's sessions, oldest first, expired ones included until swept."""
+        ...
+
+    def touch_session(self, secret_hash: str, now: float) -> None:
+        """Note activity (the idle expiry counts from it); a missing session is ignored."""
+        ...
+
+    def delete_session(self, account_id: str, session_id: str) -> bool: ...
+    def delete_member_sessions(
+        self, account_id: str, member_id: str, *, keep: str | None = None
+    ) -> int:
+        """End every session of the member but ``keep``; how many ended."""
+        ...
+
+    def expire_sessions(self, now: float, limit: int = 1000) -> int:
+        """Forget sessions past their absolute expiry (0 where a TTL does it)."""
+        ...
+
+
+class AuditLog(Protocol):
+    """Identity events per organisation, kept as long as usage records."""
+
+    def record_event(self, event: AuditEvent, *, expires_at: float) -> None: ...
+    def events(
+        self, account_id: str, *, limit: int, before: tuple[float, str] | None = None
+    ) -> list[AuditEvent]:
+        """Newest first; ``before`` (time, id) continues a listing after its last event."""
+        ...
+
+    def expire_events(self, now: float, limit: int = 10_000) -> int:
+        """Delete events past their retention (0 where a TTL does it)."""
+        ...
+
+
+class PasswordHasher(Protocol):
+    """A slow, salted password hash (argon2id in ``adapters.passwords``)."""
+
+    def hash(self, password: str) -> str: ...
+    def verify(self, password_hash: str, password: str) -> bool: ...
+
+
 # What one service's single store argument must offer: unions of the narrow ports above,
 # never a method of their own (Python has no intersection type to say it inline).
-class AccountDirectory(AccountStore, KeyStore, Protocol):
-    """services.accounts: accounts and their keys."""
+class AccountDirectory(AccountStore, KeyStore, MemberStore, Protocol):
+    """services.accounts: accounts, their keys, and the members who own the keys."""
+
+
+class IdentityStorage(
+    AccountStore,
+    KeyStore,
+    MemberStore,
+    InvitationStore,
+    SessionStore,
+    AuditLog,
+    OrganisationStore,
+    Protocol,
+):
+    """services.members, services.sessions, services.audit: people and their access."""
 
 
 class LinkedNotes(NoteStore, LinkStore, Protocol):
@@ -232,6 +394,11 @@ class VaultStore(
     LinkStore,
     SearchOutbox,
     RetentionSweep,
+    OrganisationStore,
+    MemberStore,
+    InvitationStore,
+    SessionStore,
+    AuditLog,
     Protocol,
 ):
     """Every storage port at once: what the composition root (container.py) builds."""

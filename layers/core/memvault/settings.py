@@ -94,6 +94,23 @@ class Settings(BaseSettings):
     # single-node domain, whose replicas could never be placed); None: the domain default.
     opensearch_replicas: int | None = Field(default=None, ge=0)
 
+    # --- Organisations, members and sign-in (README "Organisations and members").
+    # A session ends after this long without a request, and this long after sign-in
+    # whatever happens (the cookie's Max-Age).
+    session_idle_minutes: float = Field(default=60.0, gt=0)
+    session_max_hours: float = Field(default=12.0, gt=0)
+    # An invitation's token works this long, once.
+    invitation_days: float = Field(default=7.0, gt=0)
+    # "open" adds POST /v1/signup: anyone may make an organisation (rate limited).
+    signup: Literal["closed", "open"] = "closed"
+    password_min_length: int = Field(default=12, ge=8, le=128)
+    # argon2id's cost: "low" is for tests only (a hash in well under a millisecond).
+    password_hash_cost: Literal["default", "low"] = "default"
+    # Sign-in attempts (and sign-ups) allowed per email address, per minute and in a
+    # burst; a client address gets three times as many (people share addresses).
+    sign_in_per_minute: float = Field(default=5.0, gt=0)
+    sign_in_burst: float = Field(default=10.0, ge=1)
+
     @property
     def sqlite_path(self) -> Path:
         return self.data_dir / "memvault.sqlite3"

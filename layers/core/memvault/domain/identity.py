@@ -8,6 +8,7 @@ data, no I/O; what each role may do is ``domain.policy``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -29,6 +30,17 @@ class Role(StrEnum):
 
 
 ROLES: tuple[Role, ...] = (Role.OWNER, Role.ADMIN, Role.MEMBER)
+
+
+# The first owner an organisation gets when it is made without one (the embedded first
+# start, `memvault bootstrap`, the upgrade of an account made before members existed).
+# The id is derived from the organisation's, so two processes upgrading one account at
+# once make the same member, once.
+FOUNDER_NAME = "owner"
+
+
+def founder_id(account_id: str) -> str:
+    return "f" + hashlib.sha256(f"founder\x1f{account_id}".encode()).hexdigest()[:15]
 
 
 def parse_role(value: str) -> Role:

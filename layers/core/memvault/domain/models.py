@@ -57,6 +57,13 @@ class ApiKey:
     recall_notes: int = 5
     recall_tokens: int = 2000
     spend_cap_micros: int | None = None  # None: no cap
+    # The member the key belongs to (None only for a key stored before members existed,
+    # until the upgrade gives it to its organisation's first owner).
+    member_id: str | None = None
+    # False: the key is bound to no vault (memory that is on says so; REST and MCP refuse).
+    vault: bool = True
+    # False once its owner is disabled or removed: the key stops working at once.
+    owner_active: bool = True
 
     @property
     def active(self) -> bool:

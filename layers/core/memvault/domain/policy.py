@@ -152,6 +152,11 @@ def allowed(actor: Actor, action: Action, target: Target = SELF) -> bool:
     return _passes(TABLE[action].rule(actor.role, actor.manage), actor, target)
 
 
+def unrestricted(actor: Actor, action: Action) -> bool:
+    """May ``actor`` do ``action`` whatever the target (a listing of everyone's)?"""
+    return TABLE[action].rule(actor.role, actor.manage) is ANY
+
+
 def require(actor: Actor, action: Action, target: Target = SELF) -> None:
     """``allowed``, or PermissionDenied saying what it needs: ``admin_required`` when a
     vault key tries what only a person may, else the least role that could

@@ -1,7 +1,13 @@
-"""Accounts and API keys: creation, authentication, toggles, revocation.
+"""Accounts (organisations) and API keys: creation, authentication, toggles, revocation.
 
 A key's secret is shown once, when it is made, and stored only as a SHA-256 hash
 (keys are 256-bit random, so a fast hash is enough: there is nothing to brute-force).
+
+These are the trusted operations (first start, ``memvault bootstrap`` and ``orgs
+create``, tests); what a person may do with keys is decided in ``services.keys`` through
+``domain.policy``. Every key belongs to a member: one issued without ``member_id`` goes
+to the organisation's first owner, made when it has none (the upgrade of an account made
+before members existed does the same with the keys it had).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memvault.domain.identity import FOUNDER_NAME, Member, Role, founder_id
 from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
 from memvault.errors import Conflict, InvalidInput, NotFound, PermissionDenied, Unauthenticated
 from memvault.ports import AccountDirectory
@@ -79,9 +86,11 @@ class AccountService:
         return account
 
     def bootstrap_local(self) -> IssuedKey | None:
-        """Create the embedded install's account and admin key on first start.
+        """Create the embedded install's organisation, its owner and their admin key on
+        first start.
 
-        Returns the admin key the first time (to print once), None ever after.
+        Returns the admin key the first time (to print once), None ever after. The owner
+        has no password yet: they sign in with the key (POST /v1/sessions) and set one.
         """
         if self.store.get_account(LOCAL_ACCOUNT_ID) is not None:
             return None
@@ -93,6 +102,42 @@ class AccountService:
             admin=True,
         )
 
+    def founding_owner(self, account_id: str) -> Member:
+        """The organisation's first active owner, made (with no address) when it has none.
+
+        Its id is derived from the organisation's, so two processes doing this at once
+        make one member."""
+        owners = [
+            m for m in self.store.list_members(account_id) if m.role is Role.OWNER and m.active
+        ]
+        if owners:
+            return owners[0]
+        account = self.get_account(account_id)
+        founder = Member(
+            id=founder_id(account_id),
+            account_id=account_id,
+            email=None,
+            name=FOUNDER_NAME,
+            role=Role.OWNER,
+            created_at=account.created_at,
+        )
+        try:
+            self.store.create_member(founder)
+        except Conflict:
+            existing = self.store.get_member(account_id, founder.id)
+            if existing is None:
+                raise
+            return existing
+        return founder
+
+    def upgrade(self, account_id: str) -> int:
+        """Give the organisation's keys that have no owner (stored before members existed)
+        to its first owner, toggles kept; how many. Idempotent."""
+        orphans = [k.id for k in self.store.list_keys(account_id) if k.member_id is None]
+        if orphans:
+            self.store.give_keys(account_id, self.founding_owner(account_id).id, orphans)
+        return len(orphans)
+
     def issue_key(
         self,
         account_id: str,
@@ -101,7 +146,10 @@ class AccountService:
         toggles: Toggles,
         admin: bool = False,
         settings: KeySettings | None = None,
+        member_id: str | None = None,
+        vault: bool = True,
     ) -> IssuedKey:
+        """A new key of ``member_id`` (default: the organisation's first owner)."""
         settings = check_key_settings(settings or KeySettings())
         name = name.strip()
         if not name or len(name) > MAX_KEY_NAME:
@@ -114,6 +162,15 @@ class AccountService:
             )
         if self.store.get_account(account_id) is None:
             raise NotFound(f"no account {account_id!r}", code="account_not_found")
+        if member_id is None:
+            member_id = self.founding_owner(account_id).id
+        else:
+            owner = self.store.get_member(account_id, member_id)
+            if owner is None or not owner.active:
+                raise NotFound(
+                    f"no active member {member_id!r} in this organisation",
+                    code="member_not_found",
+                )
         secret = new_secret()
         key = ApiKey(
             id=uuid.uuid4().hex[:16],
@@ -126,6 +183,8 @@ class AccountService:
             recall_notes=settings.recall_notes,
             recall_tokens=settings.recall_tokens,
             spend_cap_micros=settings.spend_cap_micros,
+            member_id=member_id,
+            vault=vault,
         )
         self.store.put_key(key, hash_key(secret))
         return IssuedKey(key=key, secret=secret)
@@ -140,6 +199,14 @@ class AccountService:
             raise Unauthenticated("the API key is not valid", code="invalid_api_key")
         if not key.active:
             raise Unauthenticated("the API key has been revoked", code="revoked_api_key")
+        if not key.owner_active:
+            raise Unauthenticated(
+                "the API key's owner is disabled or no longer a member", code="member_disabled"
+            )
+        if key.member_id is None and self.store.get_account(key.account_id) is not None:
+            # Stored before members existed: the upgrade gives it to the first owner.
+            self.upgrade(key.account_id)
+            key = self.store.key_by_hash(hash_key(secret.strip())) or key
         return key
 
     @staticmethod
@@ -190,18 +257,33 @@ class AccountService:
             account_id, key_id, toggles=toggles, revoked_at=None, settings=settings
         )
 
-    def revoke(self, account_id: str, key_id: str) -> ApiKey:
+    def revoke(self, account_id: str, key_id: str, *, owner_leaving: bool = False) -> ApiKey:
+        """Revoke a key. Refused (last_admin_key) when no one could manage the
+        organisation after it: no other active admin key of an active owner, and no
+        active owner with a password to sign in with. ``owner_leaving``: the key's owner
+        is being removed (the last-owner rule guards that instead)."""
         key = self.get_key(account_id, key_id)
-        if key.admin and key.active:
-            admins = [k for k in self.store.list_keys(account_id) if k.admin and k.active]
-            if len(admins) <= 1:
-                # Nothing could ever manage the account's keys again. To rotate a leaked
-                # admin key, create a new admin key first, then revoke the old one.
-                raise Conflict(
-                    "this is the account's last admin key; create another admin key before"
-                    " revoking it",
-                    code="last_admin_key",
-                )
+        if key.admin and key.active and not owner_leaving:
+            owners = {
+                m.id: m
+                for m in self.store.list_members(account_id)
+                if m.role is Role.OWNER and m.active
+            }
+            if key.member_id in owners and not any(m.has_password for m in owners.values()):
+                admins = [
+                    k
+                    for k in self.store.list_keys(account_id)
+                    if k.admin and k.active and k.member_id in owners
+                ]
+                if len(admins) <= 1:
+                    # Nothing could ever manage the organisation again. To rotate a
+                    # leaked admin key, create a new admin key first, then revoke the old.
+                    raise Conflict(
+                        "this is the organisation's last admin key of an owner, and no owner"
+                        " has a password; create another admin key (or set a password)"
+                        " before revoking it",
+                        code="last_admin_key",
+                    )
         return self.store.update_key(account_id, key_id, toggles=None, revoked_at=self.clock())
 
     def set_limits(self, account_id: str, limits: Limits) -> Account:

@@ -43,7 +43,22 @@ def _key_record(item: Item) -> ApiKey:
         recall_notes=item.get("recall_notes", _KEY_DEFAULTS.recall_notes),
         recall_tokens=item.get("recall_tokens", _KEY_DEFAULTS.recall_tokens),
         spend_cap_micros=item.get("spend_cap_micros"),
+        # Keys written before members existed have no owner until the upgrade, and are
+        # bound to their account's vault.
+        member_id=item.get("member_id"),
+        vault=item.get("vault", True),
+        owner_active=not item.get("owner_disabled", False),
     )
+
+
+def org_directory_item(account: Account) -> Item:
+    return {
+        keys.TABLE_PK: keys.ORGS_PK,
+        keys.TABLE_SK: account.id,
+        "id": account.id,
+        "name": account.name,
+        "created_at": account.created_at,
+    }
 
 
 class DynamoAccountStore(DynamoParts):
@@ -63,10 +78,27 @@ class DynamoAccountStore(DynamoParts):
             "notes_free": account.limits.max_notes,
             "bytes_free": account.limits.max_bytes,
         }
+        # With its entry in the organisation directory (memvault orgs list), together.
         try:
-            self.table.put(item, ConditionExpression="attribute_not_exists(pk)")
+            self.table.transact(
+                [
+                    {
+                        "Put": {
+                            "TableName": self.table.name,
+                            "Item": serialize(item),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self.table.name,
+                            "Item": serialize(org_directory_item(account)),
+                        }
+                    },
+                ]
+            )
         except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
+            if error_code(exc) == "TransactionCanceledException":
                 raise Conflict(f"account {account.id!r} exists", code="account_exists") from exc
             raise
 
@@ -123,6 +155,9 @@ class DynamoKeyStore(DynamoParts):
             "recall_notes": key.recall_notes,
             "recall_tokens": key.recall_tokens,
             "spend_cap_micros": key.spend_cap_micros,  # None is left out (no cap)
+            "member_id": key.member_id,
+            "vault": key.vault,
+            "owner_disabled": not key.owner_active,
         }
         return [
             {
@@ -171,9 +206,50 @@ class DynamoKeyStore(DynamoParts):
         revoked_at: float | None,
         settings: KeySettings | None = None,
     ) -> ApiKey:
-        item = self._key_item(account_id, key_id)
-        if item is None:
-            raise NotFound(f"no key {key_id!r} in this account", code="key_not_found")
+        for _ in range(10):
+            item = self._key_item(account_id, key_id)
+            if item is None:
+                raise NotFound(f"no key {key_id!r} in this account", code="key_not_found")
+            updated = self._updated_key(item, toggles, revoked_at, settings)
+            # Both records change together: authentication reads the hash record. On the
+            # condition that the owner's state is still what was read: a member disabled
+            # meanwhile must not come back to life through this write.
+            condition = "attribute_exists(pk) AND owner_disabled = :od"
+            if "owner_disabled" not in item:
+                condition = "attribute_exists(pk) AND attribute_not_exists(owner_disabled)"
+            names = values({":od": bool(item.get("owner_disabled", False))})
+            try:
+                self.table.transact(
+                    [
+                        {
+                            "Put": {
+                                "TableName": self.table.name,
+                                "Item": serialize(i),
+                                "ConditionExpression": condition,
+                                **(
+                                    {"ExpressionAttributeValues": names}
+                                    if "owner_disabled" in item
+                                    else {}
+                                ),
+                            }
+                        }
+                        for i in self._key_items(updated, item["key_hash"])
+                    ]
+                )
+            except ClientError as exc:
+                if error_code(exc) == "TransactionCanceledException":
+                    continue  # the owner changed in between: read again
+                raise
+            return updated
+        raise Conflict("the key is too busy to change now; retry")
+
+    def _updated_key(
+        self,
+        item: Item,
+        toggles: Toggles | None,
+        revoked_at: float | None,
+        settings: KeySettings | None,
+    ) -> ApiKey:
         current = _key_record(item)
         updated = replace(
             current,
@@ -187,11 +263,4 @@ class DynamoKeyStore(DynamoParts):
                 recall_tokens=settings.recall_tokens,
                 spend_cap_micros=settings.spend_cap_micros,
             )
-        # Both records change together: authentication reads the hash record.
-        self.table.transact(
-            [
-                {"Put": {"TableName": self.table.name, "Item": serialize(i)}}
-                for i in self._key_items(updated, item["key_hash"])
-            ]
-        )
         return updated

@@ -3,9 +3,11 @@
 Every request authenticates, and on DynamoDB that is one GetItem per request; a warm
 Lambda serving one caller makes the same lookup again and again. Keys found are kept
 for ``KEY_CACHE_TTL_SECONDS``. A change to a key made through this process (revoke,
-toggles, settings) empties the cache at once; **another warm process keeps using what
-it cached for up to the TTL**, so a revoked key may still authenticate there for that
-long. Unknown hashes are never cached, so a key issued anywhere works at once.
+toggles, settings, its owner disabled or given keys) empties the cache at once;
+**another warm process keeps using what it cached for up to the TTL**, so a revoked key
+may still authenticate there for that long (a disabled or removed member's keys too, on
+the inference and MCP routes; management routes read the member on every request).
+Unknown hashes are never cached, so a key issued anywhere works at once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.dynamo import Table
 from memvault.adapters.aws.store import DynamoVaultStore
+from memvault.domain.identity import Member
 from memvault.domain.models import ApiKey
 
 KEY_CACHE_TTL_SECONDS = 30.0
@@ -68,5 +71,18 @@ class KeyCachingStore(DynamoVaultStore):
     def update_key(self, *args: Any, **kwargs: Any) -> ApiKey:
         try:
             return super().update_key(*args, **kwargs)
+        finally:
+            self.forget_keys()
+
+    # A member disabled, enabled or given keys changes their keys' records too.
+    def update_member(self, *args: Any, **kwargs: Any) -> Member:
+        try:
+            return super().update_member(*args, **kwargs)
+        finally:
+            self.forget_keys()
+
+    def give_keys(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().give_keys(*args, **kwargs)
         finally:
             self.forget_keys()

@@ -21,6 +21,30 @@ authentication is one GetItem) and ``REINDEX`` / ``<account>`` (accounts whose s
 outbox holds notes, for the scheduled drain). ␟ is U+001F, a control character vault paths
 can never contain, so one key's prefix can never match another's.
 
+People and their access (an account is an organisation):
+
+    A#<account> / MB#<member id>    a member: role, address, password hash, ``rev``
+    A#<account> / MEMBERS           ``owners``: how many active owners (the last-owner
+                                    rule is a condition on it, in the write's transaction)
+    A#<account> / IV#<invitation>   an invitation (its ``token_hash``); TTL
+    A#<account> / SE#<session id>   a session's pointer: its member and ``secret_hash``; TTL
+    A#<account> / AU#<time>␟<id>    an audit event; TTL (the usage records' retention)
+    E#<email key> / E               the member an address (folded) belongs to, in any
+                                    organisation: written with attribute_not_exists, so
+                                    two members can never share an address
+    IH#<token hash> / IH            the invitation by its token (accepting is one
+                                    transaction deleting both invitation items); TTL
+    SH#<secret hash> / SH           the session by its cookie's secret (what a signed-in
+                                    request reads; idle activity is noted here); TTL
+    ORGS / <account>                the organisation directory (``memvault orgs list``)
+    A#!signin / B#<bucket>          sign-in attempt budgets, per address and per email
+                                    digest (no account id can start with "!")
+
+A key's records also carry ``member_id`` (its owner; absent on keys stored before
+members, until the upgrade), ``vault`` (False: bound to no vault) and
+``owner_disabled`` (set on every key of a member who is disabled, so authentication
+stays one GetItem).
+
 ``DM#`` markers spare a note's creation the tombstone query: a delete writes one in its
 transaction (when there is none yet) and a create reads it in the BatchGetItem it makes anyway;
 only when it is there does the create query ``D#<path key>`` for a note to revive, and
@@ -163,3 +187,44 @@ def body_key(account_id: str, note_id: str, version: int, token: str) -> str:
 
 def journal_key(account_id: str, import_id: str) -> str:
     return f"{account_id}/journal/{import_id}.json"
+
+
+# ---------------------------------------------------------------------- people and access
+MEMBER_PREFIX = "MB#"
+MEMBERS_SK = "MEMBERS"  # the active-owner counter of an organisation
+INVITATION_PREFIX = "IV#"
+SESSION_PREFIX = "SE#"
+AUDIT_PREFIX = "AU#"
+EMAIL_SK = "E"
+INVITATION_HASH_SK = "IH"
+SESSION_HASH_SK = "SH"
+ORGS_PK = "ORGS"
+SIGN_IN_ACCOUNT = "!signin"  # the rate limiter's account for sign-in attempts
+
+
+def member_sk(member_id: str) -> str:
+    return f"{MEMBER_PREFIX}{member_id}"
+
+
+def email_pk(email_key: str) -> str:
+    return f"E#{email_key}"
+
+
+def invitation_sk(invitation_id: str) -> str:
+    return f"{INVITATION_PREFIX}{invitation_id}"
+
+
+def invitation_hash_pk(token_hash: str) -> str:
+    return f"IH#{token_hash}"
+
+
+def session_sk(session_id: str) -> str:
+    return f"{SESSION_PREFIX}{session_id}"
+
+
+def session_hash_pk(secret_hash: str) -> str:
+    return f"SH#{secret_hash}"
+
+
+def audit_sk(at: float, event_id: str) -> str:
+    return f"{AUDIT_PREFIX}{at:017.6f}{SEP}{event_id}"

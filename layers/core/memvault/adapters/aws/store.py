@@ -7,7 +7,9 @@ Each part is a small class over the same table, bucket and caches (``base.Dynamo
 - ``notes``: live notes' reads; ``planning``, ``transaction``, ``commit`` and ``bulk``:
   the write path (NoteStore.commit), its rules decided by ``domain.write_plan``;
 - ``versions``, ``links``, ``outbox``, ``sweep``: VersionStore, LinkStore, SearchOutbox,
-  RetentionSweep.
+  RetentionSweep;
+- ``orgs``, ``members``, ``invitations``, ``sessions``, ``audit``: OrganisationStore,
+  MemberStore, InvitationStore, SessionStore, AuditLog (people and their access).
 
 Item shapes are in ``items``, the key schema in ``keys``.
 """
@@ -15,10 +17,15 @@ Item shapes are in ``items``, the key schema in ``keys``.
 from __future__ import annotations
 
 from memvault.adapters.aws.accounts import DynamoAccountStore, DynamoKeyStore
+from memvault.adapters.aws.audit import DynamoAuditLog
 from memvault.adapters.aws.commit import DynamoNoteCommit
+from memvault.adapters.aws.invitations import DynamoInvitationStore
 from memvault.adapters.aws.links import DynamoLinkStore
+from memvault.adapters.aws.members import DynamoMemberStore
 from memvault.adapters.aws.notes import DynamoNoteReads
+from memvault.adapters.aws.orgs import DynamoOrganisationStore
 from memvault.adapters.aws.outbox import DynamoSearchOutbox
+from memvault.adapters.aws.sessions import DynamoSessionStore
 from memvault.adapters.aws.sweep import DynamoRetentionSweep
 from memvault.adapters.aws.versions import DynamoVersionStore
 
@@ -35,5 +42,10 @@ class DynamoVaultStore(
     DynamoLinkStore,
     DynamoSearchOutbox,
     DynamoRetentionSweep,
+    DynamoOrganisationStore,
+    DynamoMemberStore,
+    DynamoInvitationStore,
+    DynamoSessionStore,
+    DynamoAuditLog,
 ):
     """Every storage port on one object (memvault.ports.VaultStore)."""

@@ -9,7 +9,7 @@ from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
 from memvault.errors import NotFound
 
 
-def _account(row: sqlite3.Row) -> Account:
+def account_from(row: sqlite3.Row) -> Account:
     return Account(
         id=row["id"],
         name=row["name"],
@@ -34,7 +34,19 @@ def _key(row: sqlite3.Row) -> ApiKey:
         recall_notes=row["recall_notes"],
         recall_tokens=row["recall_tokens"],
         spend_cap_micros=row["spend_cap_micros"],
+        member_id=row["member_id"],
+        vault=bool(row["vault"]),
+        owner_active=bool(row["owner_active"]),
     )
+
+
+# A key with its owner's state: active unless the owner is disabled or gone (a key of no
+# member yet, stored before members existed, stays usable until the upgrade gives it one).
+_KEYS = (
+    "SELECT k.*, (k.member_id IS NULL OR (m.id IS NOT NULL AND m.disabled_at IS NULL))"
+    " AS owner_active FROM api_keys k LEFT JOIN members m"
+    " ON m.account_id = k.account_id AND m.id = k.member_id"
+)
 
 
 class SqliteAccountStore(SqliteParts):
@@ -58,7 +70,7 @@ class SqliteAccountStore(SqliteParts):
             .execute("SELECT * FROM accounts WHERE id = ?", (account_id,))
             .fetchone()
         )
-        return _account(row) if row else None
+        return account_from(row) if row else None
 
     def set_limits(self, account_id: str, limits: Limits) -> Account:
         with self.db.transaction() as conn:
@@ -78,8 +90,9 @@ class SqliteKeyStore(SqliteParts):
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, recall, tools, mcp,"
-                " admin, created_at, revoked_at, recall_notes, recall_tokens, spend_cap_micros)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " admin, created_at, revoked_at, recall_notes, recall_tokens, spend_cap_micros,"
+                " member_id, vault)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key.id,
                     key.account_id,
@@ -95,21 +108,19 @@ class SqliteKeyStore(SqliteParts):
                     key.recall_notes,
                     key.recall_tokens,
                     key.spend_cap_micros,
+                    key.member_id,
+                    int(key.vault),
                 ),
             )
 
     def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        row = (
-            self.db.connection()
-            .execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
-            .fetchone()
-        )
+        row = self.db.connection().execute(f"{_KEYS} WHERE k.key_hash = ?", (key_hash,)).fetchone()
         return _key(row) if row else None
 
     def get_key(self, account_id: str, key_id: str) -> ApiKey | None:
         row = (
             self.db.connection()
-            .execute("SELECT * FROM api_keys WHERE account_id = ? AND id = ?", (account_id, key_id))
+            .execute(f"{_KEYS} WHERE k.account_id = ? AND k.id = ?", (account_id, key_id))
             .fetchone()
         )
         return _key(row) if row else None
@@ -117,9 +128,7 @@ class SqliteKeyStore(SqliteParts):
     def list_keys(self, account_id: str) -> list[ApiKey]:
         rows = (
             self.db.connection()
-            .execute(
-                "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id", (account_id,)
-            )
+            .execute(f"{_KEYS} WHERE k.account_id = ? ORDER BY k.created_at, k.id", (account_id,))
             .fetchall()
         )
         return [_key(r) for r in rows]

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memvault.domain.identity import FOUNDER_NAME, founder_id
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (
     id TEXT PRIMARY KEY,
@@ -120,6 +122,64 @@ CREATE TABLE IF NOT EXISTS budgets (
     updated_at REAL NOT NULL,
     PRIMARY KEY (account_id, bucket)
 );
+
+-- People: an organisation (an account) has members; every key belongs to one. A sign-in
+-- address is unique across organisations, compared folded (email_key).
+CREATE TABLE IF NOT EXISTS members (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    email TEXT,
+    email_key TEXT UNIQUE,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    disabled_at REAL,
+    password_hash TEXT
+);
+CREATE INDEX IF NOT EXISTS members_by_account ON members(account_id, created_at);
+
+CREATE TABLE IF NOT EXISTS invitations (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    token_hash TEXT NOT NULL UNIQUE,
+    email TEXT NOT NULL,
+    role TEXT NOT NULL,
+    invited_by TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS invitations_by_account ON invitations(account_id, created_at);
+CREATE INDEX IF NOT EXISTS invitations_by_expiry ON invitations(expires_at);
+
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    member_id TEXT NOT NULL,
+    secret_hash TEXT NOT NULL UNIQUE,
+    created_at REAL NOT NULL,
+    last_seen_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    method TEXT NOT NULL,
+    client TEXT NOT NULL DEFAULT '',
+    user_agent TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS sessions_by_member ON sessions(account_id, member_id, created_at);
+CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions(expires_at);
+
+CREATE TABLE IF NOT EXISTS audit_events (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    actor_member_id TEXT,
+    actor_key_id TEXT,
+    target_id TEXT,
+    detail TEXT NOT NULL,
+    client TEXT NOT NULL DEFAULT '',
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_by_account ON audit_events(account_id, at, id);
+CREATE INDEX IF NOT EXISTS audit_by_expiry ON audit_events(expires_at);
 """
 
 
@@ -131,6 +191,10 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("api_keys", "recall_tokens", "INTEGER NOT NULL DEFAULT 2000"),
     ("api_keys", "spend_cap_micros", "INTEGER"),
     ("accounts", "revision", "INTEGER NOT NULL DEFAULT 0"),
+    # Organisations and members: every key has an owner (migrate_key_owners fills it in
+    # for keys made before), and may be bound to no vault.
+    ("api_keys", "member_id", "TEXT"),
+    ("api_keys", "vault", "INTEGER NOT NULL DEFAULT 1"),
 ]
 
 
@@ -147,6 +211,41 @@ def migrate_columns(conn: sqlite3.Connection) -> None:
                 raise
 
 
+def migrate_key_owners(conn: sqlite3.Connection) -> None:
+    """Every key gets an owner: an account made before members existed becomes an
+    organisation whose first owner (made here when it has none, with no address: they
+    sign in with a key) owns every key it had, admin or not, toggles kept. Idempotent,
+    and a no-op once no key lacks an owner."""
+    conn.execute("CREATE INDEX IF NOT EXISTS api_keys_by_member ON api_keys(account_id, member_id)")
+    orphaned = conn.execute(
+        "SELECT DISTINCT k.account_id, a.created_at FROM api_keys k"
+        " JOIN accounts a ON a.id = k.account_id WHERE k.member_id IS NULL"
+    ).fetchall()
+    for account_id, created_at in orphaned:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute(
+                "SELECT id FROM members WHERE account_id = ? AND role = 'owner'"
+                " AND disabled_at IS NULL ORDER BY created_at, id LIMIT 1",
+                (account_id,),
+            ).fetchone()
+            owner = row[0] if row else founder_id(account_id)
+            if row is None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO members (id, account_id, name, role, created_at)"
+                    " VALUES (?, ?, ?, 'owner', ?)",
+                    (owner, account_id, FOUNDER_NAME, created_at),
+                )
+            conn.execute(
+                "UPDATE api_keys SET member_id = ? WHERE account_id = ? AND member_id IS NULL",
+                (owner, account_id),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
 class Database:
     """Thread-local connections to one SQLite file, schema created on first use."""
 
@@ -161,6 +260,7 @@ class Database:
         with self._schema_lock:
             self._apply_schemas(self.connection())
             migrate_columns(self.connection())
+            migrate_key_owners(self.connection())
 
     def add_schema(self, script: str) -> None:
         """Adapters sharing the file (search, budgets) bring their own tables."""
