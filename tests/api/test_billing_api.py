@@ -95,10 +95,10 @@ def test_any_key_reads_the_balance_but_only_admins_change_it(
         ({}, 400, "invalid_balance_change"),
         ({"set_micros": 1, "add_micros": 1}, 400, "invalid_balance_change"),
         ({"add_micros": None}, 400, "invalid_balance_change"),
-        ({"add_micros": "5"}, 422, "validation_error"),
-        ({"add_micros": 1.5}, 422, "validation_error"),
-        ({"set_micros": 2**60}, 422, "validation_error"),
-        ({"credit": 5}, 422, "validation_error"),
+        ({"add_micros": "5"}, 400, "invalid_input"),
+        ({"add_micros": 1.5}, 400, "invalid_input"),
+        ({"set_micros": 2**60}, 400, "invalid_input"),
+        ({"credit": 5}, 400, "invalid_input"),
     ],
 )
 def test_bad_balance_changes_are_typed_errors(
@@ -230,12 +230,12 @@ def test_patch_changes_settings_and_null_removes_the_cap(admin: httpx.Client) ->
 def test_bad_key_settings_are_refused(admin: httpx.Client, body: dict[str, Any]) -> None:
     key = make_key(admin)
     if body != {"recall_notes": None}:
-        error_of(admin.post("/v1/keys", json={"name": "bad", **body}), 422, "validation_error")
+        error_of(admin.post("/v1/keys", json={"name": "bad", **body}), 400, "invalid_input")
     r = admin.patch(f"/v1/keys/{key['id']}", json=body)
     if body == {"recall_notes": None}:
         assert r.status_code == 200 and r.json()["recall_notes"] == 5  # null: unchanged
     else:
-        error_of(r, 422, "validation_error")
+        error_of(r, 400, "invalid_input")
     assert admin.get("/v1/keys").json()[-1]["recall_notes"] == 5
 
 

@@ -105,6 +105,57 @@ def test_the_bearer_scheme_is_case_insensitive(live_server: Any, anon: httpx.Cli
         assert r.status_code == 200
 
 
+MCP_INITIALIZE = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}'
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs"),
+    [
+        *[(m, p, k) for m, p, k in ROUTES if p in ("/v1/notes", "/v1/me", "/v1/keys")],
+        ("PUT", "/v1/notes/a.md", {"json": {"markdown": "x"}}),
+        # MCP and the gateway read the key in the same place (memvault.http_edge).
+        (
+            "POST",
+            "/mcp",
+            {
+                "content": MCP_INITIALIZE,
+                "headers": {
+                    "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream",
+                },
+            },
+        ),
+        ("POST", "/v1/chat/completions", {"json": {"model": "m", "messages": []}}),
+        ("POST", "/v1/messages", {"json": {"model": "m", "max_tokens": 1, "messages": []}}),
+        ("GET", "/v1/models", {}),
+    ],
+)
+def test_duplicate_authorization_headers_are_400_on_every_surface(
+    live_server: Any, anon: httpx.Client, method: str, path: str, kwargs: dict[str, Any]
+) -> None:
+    """Not "the first one wins": two keys in one request is a client bug (or a proxy
+    adding its own), and guessing which is meant could act as the wrong account."""
+    good = f"Bearer {live_server.admin_key}"
+    extra = list(kwargs.get("headers", {}).items())
+    rest = {k: v for k, v in kwargs.items() if k != "headers"}
+    for pair in ([good, "Bearer mvk_other"], ["Bearer mvk_other", good], [good, good]):
+        headers = [*extra, *(("Authorization", value) for value in pair)]
+        r = anon.request(method, path, headers=headers, **rest)
+        assert r.status_code == 400, r.text
+        assert "duplicate_authorization" in r.text and "Authorization" in r.text
+    assert live_server.services.accounts.get_account("local").note_count == 0
+
+
+def test_duplicate_x_api_key_headers_are_400_where_x_api_key_is_read(
+    live_server: Any, anon: httpx.Client
+) -> None:
+    body = {"model": "m", "max_tokens": 1, "messages": []}
+    key = live_server.admin_key
+    r = anon.post("/v1/messages", json=body, headers=[("x-api-key", key), ("x-api-key", "k2")])
+    assert r.status_code == 400 and r.json()["error"]["code"] == "duplicate_authorization"
+    assert "x-api-key" in r.json()["error"]["message"]
+
+
 def test_a_bad_key_is_401_before_the_body_is_looked_at(anon: httpx.Client) -> None:
     for path in ("/v1/notes/a.md/append", "/v1/keys"):
         broken = anon.post(path, content=b"{nope", headers={"Content-Type": "application/json"})
@@ -306,6 +357,28 @@ def test_invalid_json_is_400(c: httpx.Client, method: str, path: str, body: byte
     assert error["type"] == "invalid_request"
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", "/v1/notes/deep.md"),
+        ("POST", "/v1/notes/deep.md/append"),
+        ("POST", "/v1/notes/deep.md/move"),
+        ("POST", "/v1/keys"),
+        ("PATCH", "/v1/account/limits"),
+        ("POST", "/v1/balance"),
+    ],
+)
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_a_body_nested_too_deeply_is_400_not_500(
+    c: httpx.Client, method: str, path: str, depth: int
+) -> None:
+    for body in ("[" * depth + "]" * depth, '{"markdown": ' + "[" * depth + "]" * depth + "}"):
+        r = c.request(method, path, content=body, headers={"Content-Type": "application/json"})
+        error = error_of(r, 400, "invalid_json")
+        assert "nested" in error["message"]
+    error_of(c.get(url("deep.md")), 404)
+
+
 def test_put_without_content_type_that_looks_like_json_is_parsed_as_json(c: httpx.Client) -> None:
     error_of(c.put(url("a.md"), content=b"{broken"), 400, "invalid_json")
     assert c.put(url("a.md"), content=b'{"markdown": "ok"}').status_code == 201
@@ -326,7 +399,9 @@ def test_a_blank_search_is_400(c: httpx.Client) -> None:
     error_of(c.get("/v1/search", params={"q": "   "}), 400, "empty_query")
 
 
-# ---------------------------------------------------------------------------- 422
+# ---------------------------------------------------------------------------- 400 invalid_input
+# Bad input is 400 with the field named, whatever check found it (FastAPI's validation or
+# the vault's own); 422 is kept for content that was understood and refused.
 
 
 @pytest.mark.parametrize(
@@ -360,10 +435,10 @@ def test_a_blank_search_is_400(c: httpx.Client) -> None:
         ("GET", "/v1/recent?limit=-5", {}),
     ],
 )
-def test_validation_errors_are_422(
+def test_bad_input_is_400_invalid_input(
     c: httpx.Client, method: str, path: str, kwargs: dict[str, Any]
 ) -> None:
-    error = error_of(c.request(method, path, **kwargs), 422, "validation_error")
+    error = error_of(c.request(method, path, **kwargs), 400, "invalid_input")
     assert error["type"] == "invalid_request"
     assert c.get("/v1/notes").json()["notes"] == []
 
@@ -375,21 +450,76 @@ def test_validation_errors_are_422(
         ("/v1/notes/s.md/append", b'{"text": "a\\udfffb"}'),
     ],
 )
-def test_an_unpaired_surrogate_in_json_is_422_not_500(
+def test_an_unpaired_surrogate_in_json_is_400_not_500(
     c: httpx.Client, path: str, body: bytes
 ) -> None:
     method = "PUT" if path.endswith(".md") else "POST"
     for headers in ({"Content-Type": "application/json"}, {}):
         r = c.request(method, path, content=body, headers=headers)
-        error_of(r, 422, "validation_error")
+        error = error_of(r, 400, "invalid_input")
+        # Without a content type, append does not read its body as JSON at all.
+        assert "unpaired surrogate" in error["message"] or not headers
     error_of(c.get(url("s.md")), 404)
 
 
-def test_422_message_names_the_field(c: httpx.Client) -> None:
-    error = error_of(c.put(url("a.md"), json={"markdown": 5}), 422)
-    assert "markdown" in error["message"]
-    error = error_of(c.get("/v1/notes", params={"limit": 0}), 422)
-    assert "limit" in error["message"]
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs", "message"),
+    [
+        ("PUT", "/v1/notes/a.md", {"json": {"markdown": 5}}, "markdown: must be a string"),
+        ("PUT", "/v1/notes/a.md", {"json": {}}, "markdown: is required"),
+        (
+            "PUT",
+            "/v1/notes/a.md",
+            {"json": {"markdown": "x", "title": "extra"}},
+            "unknown field 'title' in the body",
+        ),
+        (
+            "PUT",
+            "/v1/notes/a.md",
+            {"json": ["markdown"]},
+            "the body must be a JSON object (Content-Type: application/json)",
+        ),
+        ("POST", "/v1/notes/a.md/append", {"json": {"text": ""}}, "text: must not be empty"),
+        (
+            "POST",
+            "/v1/notes/a.md/append",
+            {"json": ["a"]},
+            "the body must be a JSON object (Content-Type: application/json)",
+        ),
+        ("POST", "/v1/notes/a.md/move", {"json": {}}, "to: is required"),
+        ("POST", "/v1/notes/a.md/move", {"json": {"to": 3}}, "to: must be a string"),
+        ("GET", "/v1/notes?limit=0", {}, "limit: must be at least 1"),
+        ("GET", "/v1/notes?limit=501", {}, "limit: must be at most 500"),
+        ("GET", "/v1/notes?limit=ten", {}, "limit: must be a whole number"),
+        ("GET", "/v1/search", {}, "q: is required"),
+        ("GET", "/v1/search?q=", {}, "q: must not be empty"),
+        ("GET", "/v1/search?q=x&limit=101", {}, "limit: must be at most 100"),
+        ("GET", "/v1/search?q=" + "x" * 4097, {}, "q: must be at most 4096 characters"),
+        ("GET", "/v1/notes/a.md/versions/0", {}, "version: must be at least 1"),
+        (
+            "POST",
+            "/v1/keys",
+            {"json": {"name": "k", "admin": "yes"}},
+            "admin: must be true or false",
+        ),
+        (
+            "PATCH",
+            "/v1/account/limits",
+            {"json": {"max_notes": 1.5}},
+            "max_notes: must be a whole number",
+        ),
+    ],
+)
+def test_invalid_input_names_the_field(
+    c: httpx.Client, method: str, path: str, kwargs: dict[str, Any], message: str
+) -> None:
+    error = error_of(c.request(method, path, **kwargs), 400, "invalid_input")
+    assert error["message"] == message
+
+
+def test_every_problem_is_named_in_one_message(c: httpx.Client) -> None:
+    error = error_of(c.get("/v1/search", params={"limit": "x"}), 400, "invalid_input")
+    assert error["message"] == "q: is required; limit: must be a whole number"
 
 
 # ---------------------------------------------------------------------------- 409, 413
@@ -495,7 +625,7 @@ def test_every_error_has_exactly_the_shape(c: httpx.Client, anon: httpx.Client) 
         409,
         409,
         400,
-        422,
+        400,
         400,
         413,
         409,  # purging a live note: a state conflict (delete it first)

@@ -137,7 +137,7 @@ def test_toggles_on_creation_and_patch(admin: httpx.Client) -> None:
     ],
 )
 def test_create_key_validation(admin: httpx.Client, body: dict[str, Any]) -> None:
-    error_of(admin.post("/v1/keys", json=body), 422, "validation_error")
+    error_of(admin.post("/v1/keys", json=body), 400, "invalid_input")
     assert len(admin.get("/v1/keys").json()) == 1
 
 
@@ -149,7 +149,7 @@ def test_create_key_name_with_control_characters_is_refused(admin: httpx.Client)
 @pytest.mark.parametrize("body", [{"recall": "true"}, {"mcp": 0}, {"admin": True}, []])
 def test_patch_toggles_validation(admin: httpx.Client, body: Any) -> None:
     key_id = make_key(admin)["id"]
-    error_of(admin.patch(f"/v1/keys/{key_id}", json=body), 422, "validation_error")
+    error_of(admin.patch(f"/v1/keys/{key_id}", json=body), 400, "invalid_input")
     listed = {k["id"]: k for k in admin.get("/v1/keys").json()}
     assert listed[key_id]["recall"] is False and listed[key_id]["admin"] is False
 
@@ -273,7 +273,7 @@ def test_account_and_limits(admin: httpx.Client) -> None:
     ],
 )
 def test_limits_validation(admin: httpx.Client, body: dict[str, Any]) -> None:
-    error_of(admin.patch("/v1/account/limits", json=body), 422, "validation_error")
+    error_of(admin.patch("/v1/account/limits", json=body), 400, "invalid_input")
     assert admin.get("/v1/account").json()["max_notes"] == Limits().max_notes
 
 

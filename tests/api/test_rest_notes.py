@@ -443,8 +443,8 @@ def test_move_failures_change_nothing(c: httpx.Client) -> None:
     error_of(c.post(url("a.md", "/move"), json={"to": "x.txt"}), 400, "invalid_path")
     stale = c.post(url("a.md", "/move"), json={"to": "c.md"}, headers={"If-Match": '"9"'})
     error_of(stale, 409, "version_conflict")
-    error_of(c.post(url("a.md", "/move"), json={"to": ""}), 422, "validation_error")
-    error_of(c.post(url("a.md", "/move"), json={}), 422, "validation_error")
+    error_of(c.post(url("a.md", "/move"), json={"to": ""}), 400, "invalid_input")
+    error_of(c.post(url("a.md", "/move"), json={}), 400, "invalid_input")
     assert sorted(n["path"] for n in c.get("/v1/notes").json()["notes"]) == ["a.md", "b.md"]
     ok = c.post(url("a.md", "/move"), json={"to": "c.md"}, headers={"If-Match": '"1"'})
     assert ok.status_code == 200
@@ -558,9 +558,9 @@ def test_missing_versions_and_notes_are_404(c: httpx.Client) -> None:
 
 def test_version_numbers_out_of_range(c: httpx.Client) -> None:
     put(c, "v.md", "a")
-    error_of(c.get(url("v.md", "/versions/0")), 422, "validation_error")
-    error_of(c.get(url("v.md", "/versions/99999999999999999999999")), 422, "validation_error")
-    error_of(c.post(url("v.md", "/versions/0/restore")), 422, "validation_error")
+    error_of(c.get(url("v.md", "/versions/0")), 400, "invalid_input")
+    error_of(c.get(url("v.md", "/versions/99999999999999999999999")), 400, "invalid_input")
+    error_of(c.post(url("v.md", "/versions/0/restore")), 400, "invalid_input")
 
 
 # ---------------------------------------------------------------------------- links, search

@@ -100,7 +100,7 @@ def test_keys_create_and_toggle_gateway_settings(cli: Cli) -> None:
     # The key's row in the second table (gateway settings).
     row = [line.split() for line in listing.splitlines() if line.strip().startswith(key_id)][-1]
     assert row[1:] == ["3", "4000", "none", "$0.000000"]  # recall size, no cap, nothing spent
-    assert "validation_error (422)" in cli.failed("keys", "toggle", key_id, "--recall-notes", "0")
+    assert "invalid_input (400)" in cli.failed("keys", "toggle", key_id, "--recall-notes", "0")
     assert "amount in USD" in cli.failed("keys", "create", "x", "--spend-cap", "lots")
     assert "nothing to change" in cli.failed("keys", "toggle", key_id)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from memvault.container import Services
-from memvault.errors import Conflict, InvalidPath, NotFound
+from memvault.errors import Conflict, InvalidInput, InvalidPath, NotFound
 from memvault.services.context import Caller
-from memvault.services.vault import build_put
+from memvault.services.vault import MAX_CURSOR_CHARS, MAX_QUERY_CHARS, MAX_TAG_CHARS, build_put
 
 STORED = "Projects/CHECK.md"
 ASKED = ["projects/check.md", "PROJECTS/Check.md", "projects/CHECK.md"]
@@ -181,3 +181,20 @@ def test_a_note_stored_under_such_a_name_stays_reachable(services: Services, use
     services.vault.delete(user, "x\u2066.md")
     with pytest.raises(NotFound):
         services.vault.read(user, "x\u2066.md")
+
+
+# ---------------------------------------------------------------------- length limits
+def test_search_text_and_filters_have_length_limits(services: Services, user: Caller) -> None:
+    """What every surface (MCP and the gateway's tools too, not only REST) may send."""
+    services.vault.write(user, "a.md", "words #tag")
+    for call in (
+        lambda: services.vault.search(user, "x" * (MAX_QUERY_CHARS + 1)),
+        lambda: services.vault.search(user, "words", tag="t" * (MAX_TAG_CHARS + 1)),
+        lambda: services.vault.list_notes(user, tag="t" * (MAX_TAG_CHARS + 1)),
+        lambda: services.vault.list_notes(user, cursor="c" * (MAX_CURSOR_CHARS + 1)),
+    ):
+        with pytest.raises(InvalidInput, match="at most") as info:
+            call()
+        assert info.value.code == "invalid_input"
+    services.vault.search(user, "words " + "x" * (MAX_QUERY_CHARS - 6))  # at the limit: fine
+    assert services.vault.list_notes(user, tag="t" * MAX_TAG_CHARS).items == []

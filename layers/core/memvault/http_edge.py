@@ -1,8 +1,8 @@
 """What every HTTP surface does first with a request: find its key, and read its body capped.
 
 The REST API (``memvault.api``), the inference routes and MCP (``memvault.mcp``) all take
-a key the same way (``Authorization: Bearer <key>``; the Anthropic route also takes
-``x-api-key``) and refuse a body over its limit with 413 as soon as it passes it. Both
+a key the same way (``Authorization: Bearer <key>``, sent once; the Anthropic route also
+takes ``x-api-key``) and refuse a body over its limit with 413 as soon as it passes it. Both
 live here, on Starlette's ``Request`` alone, so the surfaces share them without
 importing each other.
 """
@@ -13,7 +13,7 @@ from starlette.requests import Request
 
 from memvault.container import Services
 from memvault.domain.models import MAX_NOTE_BYTES, ApiKey
-from memvault.errors import TooLarge, Unauthenticated
+from memvault.errors import InvalidInput, TooLarge, Unauthenticated
 
 # The largest request body the JSON routes (REST and MCP) read. A note is at most 1 MiB
 # of markdown, and JSON escaping can make that several times longer ("\u0001" is six
@@ -31,11 +31,24 @@ def bearer_secret(authorization: str | None, x_api_key: str | None = None) -> st
     return x_api_key
 
 
+def _one_header(request: Request, name: str) -> str | None:
+    """The header's one value. Sent twice it is refused, never "the first one wins": two
+    keys in one request are a client's (or a proxy's) mistake, and picking one could act
+    as an account the client did not mean."""
+    values = request.headers.getlist(name)
+    if len(values) > 1:
+        raise InvalidInput(
+            f"the request has {len(values)} {name} headers; send the key in exactly one",
+            code="duplicate_authorization",
+        )
+    return values[0] if values else None
+
+
 def presented_secret(request: Request, *, allow_x_api_key: bool = False) -> str | None:
     """The key the request carries; an Authorization header that is present but not
-    Bearer is refused rather than taken for no key."""
-    header = request.headers.get("authorization")
-    x_api_key = request.headers.get("x-api-key") if allow_x_api_key else None
+    Bearer is refused rather than taken for no key, and so is a repeated one."""
+    header = _one_header(request, "Authorization")
+    x_api_key = _one_header(request, "x-api-key") if allow_x_api_key else None
     if header is not None and header.strip() and bearer_secret(header) is None:
         raise Unauthenticated(
             "the Authorization header must be 'Bearer <key>'", code="malformed_authorization"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 from urllib.parse import unquote_to_bytes
 
-from fastapi import Depends, Request, Response
+from fastapi import Depends, Path, Request, Response
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
@@ -28,6 +28,11 @@ _KEY_STATE = "memvault_api_key"
 # would not fit a 64-bit storage integer).
 MAX_VERSION = 2**53
 _VERSION_RE = re.compile(r"[0-9]{1,16}")
+
+# A key id in a URL or a filter: ids are 16 hex characters, so anything much longer names
+# no key, and is refused before it is looked up or echoed in a 404.
+MAX_KEY_ID_CHARS = 64
+KeyId = Annotated[str, Path(max_length=MAX_KEY_ID_CHARS)]
 
 
 def services(request: Request) -> Services:

@@ -90,7 +90,7 @@ class NoteList(BaseModel):
 
 
 # Request bodies are validated strictly: "yes" is not a boolean and "5" is not a number,
-# so a client's type mistake is a 422 rather than a guess.
+# so a client's type mistake is a 400 (invalid_input) rather than a guess.
 STRICT_IN = ConfigDict(extra="forbid", strict=True)
 
 # The largest count a limit may be set to (fits every storage integer, and JSON numbers).

@@ -21,7 +21,7 @@ from typing import IO, Literal
 from memvault.domain import paths
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import MAX_NOTE_BYTES, Limits, NoteChange
-from memvault.errors import InvalidPath, QuotaExceeded, TooLarge, Unprocessable
+from memvault.errors import InvalidInput, InvalidPath, QuotaExceeded, TooLarge, Unprocessable
 from memvault.services.context import Caller
 from memvault.services.parsing import BulkParser
 from memvault.services.vault import VaultService, sha256_text
@@ -45,6 +45,9 @@ ImportProgress = Callable[[ImportPhase, int, int], None]
 PARSING_REPORTS = 100
 
 MAX_SKIPPED_LISTED = 1000
+# An entry name is echoed in refusals and listed back when skipped: twice the longest
+# note path (512 bytes) leaves room for a vault's own folder around it.
+MAX_ENTRY_NAME_BYTES = 1024
 
 # macOS Finder's "Compress" adds resource forks under this folder (``._Note.md``, binary):
 # they are metadata, never notes, and must not make the archive look like two folders.
@@ -202,6 +205,12 @@ class TransferService:
         declared_total = 0
         for info in infos:
             name = info.filename
+            if len(name.encode("utf-8")) > MAX_ENTRY_NAME_BYTES:
+                raise InvalidInput(
+                    f"import refused, nothing was changed: an entry name ({name[:60]!r}...) is"
+                    f" {len(name.encode('utf-8'))} bytes; at most {MAX_ENTRY_NAME_BYTES} bytes",
+                    code="invalid_input",
+                )
             why = _unsafe_name(name)
             if why:
                 raise _refuse(f"{name!r} is {why}, outside the vault", "unsafe_path", entry=name)

@@ -47,6 +47,11 @@ log = logging.getLogger("memvault.vault")
 MAX_PAGE = 500
 MAX_VERSION = 2**31
 MAX_SEARCH_LIMIT = 100
+# Length limits of what a caller may send besides paths (512 bytes, domain.paths) and
+# notes (1 MB): each is read, matched or echoed, so each is bounded.
+MAX_QUERY_CHARS = 4096
+MAX_TAG_CHARS = 256  # a tag filter; tags people write are far shorter
+MAX_CURSOR_CHARS = 2048  # a cursor this server issues: a path key in base64
 # An unpinned append re-reads and retries this often when another writer got in first.
 APPEND_ATTEMPTS = 20
 
@@ -71,6 +76,14 @@ def check_unicode(text: str) -> None:
             f"the text is not valid Unicode (a lone surrogate at character {exc.start})",
             code="invalid_text",
         ) from exc
+
+
+def check_length(what: str, value: str | None, limit: int) -> None:
+    """Refuse a string over its limit (every surface; REST also checks it at the edge)."""
+    if value is not None and len(value) > limit:
+        raise InvalidInput(
+            f"{what} is {len(value)} characters; it may be at most {limit}", code="invalid_input"
+        )
 
 
 def check_note_size(path: str, markdown: str) -> None:
@@ -147,6 +160,8 @@ class VaultService:
     ) -> Page:
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}", code="invalid_limit")
+        check_length("the tag filter", tag, MAX_TAG_CHARS)
+        check_length("the cursor", cursor, MAX_CURSOR_CHARS)
         return self.store.list_notes(
             caller.account_id,
             folder=paths.lookup_folder(folder),
@@ -179,6 +194,8 @@ class VaultService:
             raise InvalidInput(
                 f"limit must be between 1 and {MAX_SEARCH_LIMIT}", code="invalid_limit"
             )
+        check_length("the search text", text, MAX_QUERY_CHARS)
+        check_length("the tag filter", tag, MAX_TAG_CHARS)
         if not text.strip():
             raise InvalidInput("the search text is empty", code="empty_query")
         query = SearchQuery(

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from memvault.api import schemas
-from memvault.api.deps import AdminDep, KeyDep, ServicesDep, VaultRoute
+from memvault.api.deps import MAX_KEY_ID_CHARS, AdminDep, KeyDep, ServicesDep, VaultRoute
 from memvault.errors import InvalidInput, PermissionDenied
 
 router = APIRouter(prefix="/v1", tags=["balance and usage"], route_class=VaultRoute)
@@ -35,9 +35,15 @@ def _day(value: str | None, name: str) -> date | None:
 def usage(
     svc: ServicesDep,
     key: KeyDep,
-    from_: Annotated[str | None, Query(alias="from", description="YYYY-MM-DD (UTC)")] = None,
-    to: Annotated[str | None, Query(description="YYYY-MM-DD (UTC), included")] = None,
-    key_id: Annotated[str | None, Query(description="Only this key's usage")] = None,
+    from_: Annotated[
+        str | None, Query(alias="from", max_length=10, description="YYYY-MM-DD (UTC)")
+    ] = None,
+    to: Annotated[
+        str | None, Query(max_length=10, description="YYYY-MM-DD (UTC), included")
+    ] = None,
+    key_id: Annotated[
+        str | None, Query(max_length=MAX_KEY_ID_CHARS, description="Only this key's usage")
+    ] = None,
 ) -> schemas.UsageOut:
     """Usage per UTC day and key. An admin key sees every key of its account; any other
     key sees only its own. Default: the last 30 days; at most 366 days at once."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from memvault.api import schemas
-from memvault.api.deps import AdminDep, KeyDep, ServicesDep, VaultRoute
+from memvault.api.deps import AdminDep, KeyDep, KeyId, ServicesDep, VaultRoute
 from memvault.container import Services
 from memvault.domain.models import ApiKey, KeySettings, Limits, Toggles
 
@@ -46,7 +46,7 @@ def create_key(
 
 @router.patch("/keys/{key_id}", response_model=schemas.KeyOut)
 def update_key(
-    svc: ServicesDep, admin: AdminDep, key_id: str, body: schemas.TogglesIn
+    svc: ServicesDep, admin: AdminDep, key_id: KeyId, body: schemas.TogglesIn
 ) -> schemas.KeyOut:
     current = svc.accounts.get_key(admin.account_id, key_id)
     toggles = Toggles(
@@ -73,7 +73,7 @@ def update_key(
 
 
 @router.delete("/keys/{key_id}", response_model=schemas.KeyOut)
-def revoke_key(svc: ServicesDep, admin: AdminDep, key_id: str) -> schemas.KeyOut:
+def revoke_key(svc: ServicesDep, admin: AdminDep, key_id: KeyId) -> schemas.KeyOut:
     return _out(svc, svc.accounts.revoke(admin.account_id, key_id))
 
 

@@ -18,9 +18,11 @@ from memvault.api.deps import (
     VaultRoute,
     parse_if_match,
 )
+from memvault.api.errors import nested_too_deeply
 from memvault.domain.models import MAX_NOTE_BYTES
 from memvault.errors import InvalidInput
 from memvault.http_edge import read_body
+from memvault.services.vault import MAX_CURSOR_CHARS, MAX_QUERY_CHARS, MAX_TAG_CHARS
 
 router = APIRouter(prefix="/v1", tags=["notes"], route_class=VaultRoute)
 
@@ -29,6 +31,9 @@ IfNoneMatch = Annotated[str | None, Header(alias="If-None-Match")]
 # ``{version:int}`` in the route paths: only digits select a version route, so a note
 # whose own path has a folder named "versions" ("a/versions/2.md") is read as a note.
 Version = Annotated[int, Path(ge=1, le=MAX_VERSION)]
+Tag = Annotated[
+    str | None, Query(max_length=MAX_TAG_CHARS, description="Only notes with this tag.")
+]
 
 
 def _etag(response: Response, version: int) -> None:
@@ -41,8 +46,8 @@ def list_notes(
     caller: CallerDep,
     folder: Annotated[str, Query(description="Only notes under this folder.")] = "",
     prefix: Annotated[str | None, Query(description="The same as folder.")] = None,
-    tag: str | None = None,
-    cursor: str | None = None,
+    tag: Tag = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> schemas.NoteList:
     if prefix is not None:
@@ -182,20 +187,23 @@ async def _markdown_body(request: Request) -> str:
         return _json_markdown(raw)
     if content_type == "" or content_type.startswith("text/"):
         return _decode(raw)
+    shown = content_type if len(content_type) <= 80 else content_type[:77] + "..."
     raise InvalidInput(
-        f"unsupported content type {content_type!r}; send application/json or text/markdown",
+        f"unsupported content type {shown!r}; send application/json or text/markdown",
         code="unsupported_media_type",
     )
 
 
 def _json_markdown(raw: bytes) -> str:
-    """The markdown of a JSON body: invalid JSON is a 400, a wrong shape a 422."""
+    """The markdown of a JSON body: invalid JSON, or a wrong shape, is a 400."""
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestValidationError(
             [{"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error"}]
         ) from exc
+    except RecursionError as exc:
+        raise nested_too_deeply() from exc
     try:
         return schemas.PutNoteIn.model_validate(data).markdown
     except ValidationError as exc:
@@ -266,11 +274,12 @@ def delete_note(
 def search(
     svc: ServicesDep,
     caller: CallerDep,
-    q: Annotated[str, Query(min_length=1, max_length=4096)],
+    q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
     folder: str = "",
-    tag: str | None = None,
+    tag: Tag = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
 ) -> schemas.SearchOut:
+    """Ranked full-text search: the best notes first, each with its 0-1 score."""
     hits = svc.vault.search(caller, q, folder=folder, tag=tag, limit=limit)
     return schemas.SearchOut(query=q, results=[schemas.SearchHitOut.of(h) for h in hits])
 
