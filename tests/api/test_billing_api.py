@@ -99,6 +99,8 @@ def test_any_key_reads_the_balance_but_only_admins_change_it(
         ({"add_micros": 1.5}, 400, "invalid_input"),
         ({"set_micros": 2**60}, 400, "invalid_input"),
         ({"credit": 5}, 400, "invalid_input"),
+        ({"set_micros": -1}, 400, "invalid_amount"),
+        ({"set_micros": -(2**53)}, 400, "invalid_amount"),
     ],
 )
 def test_bad_balance_changes_are_typed_errors(

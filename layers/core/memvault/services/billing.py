@@ -156,6 +156,14 @@ class BillingService:
     def set_balance(self, account_id: str, balance_micros: int | None) -> Balance:
         if balance_micros is not None:
             _check_micros(balance_micros, "a balance")
+            if balance_micros < 0:
+                # A negative balance would be debt the gateway never asked for: 0 stops
+                # every metered request already.
+                raise InvalidInput(
+                    f"a balance cannot be negative (got {balance_micros} micros); set 0 to"
+                    " stop metered requests",
+                    code="invalid_amount",
+                )
         return self.ledger.set_balance(account_id, balance_micros)
 
     def add_balance(self, account_id: str, delta_micros: int) -> Balance:
