@@ -110,6 +110,8 @@ def export_and_import(c: RecordingClient) -> None:
     exported = ok(c.request("GET", "/v1/export"))
     with zipfile.ZipFile(io.BytesIO(exported.content)) as archive:
         assert sorted(archive.namelist()) == ["Two.md", "a/One.md", PLAN]
+    assert exported.headers["X-Export-Windows-Unsafe"] == "0"
+    assert ok(c.request("GET", "/v1/export/windows-unsafe")).json() == {"count": 0, "notes": []}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("b/Three.md", "# Three\n\nsee [[Two]]\n")

@@ -374,3 +374,18 @@ class AccountOut(BaseModel):
             note_count=account.note_count,
             total_bytes=account.total_bytes,
         )
+
+
+# ---------------------------------------------------------------------- export
+class WindowsUnsafeOut(BaseModel):
+    path: str
+    reason: str = Field(description="Why Windows cannot make a file of that name.")
+
+
+class WindowsUnsafeList(BaseModel):
+    """GET /v1/export/windows-unsafe: the notes an export holds under names Windows cannot
+    extract (device names, ``<>:"|?*``, a trailing dot or space, over 255 characters).
+    They are exported as they are; move them to extract the archive there whole."""
+
+    count: int
+    notes: list[WindowsUnsafeOut]

@@ -81,6 +81,21 @@ class ImportReport:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowsUnsafe:
+    """An exported note Windows cannot extract under its name, and why
+    (``paths.windows_problem``)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExportReport:
+    notes: int
+    windows_unsafe: list[WindowsUnsafe]
+
+
+@dataclass(frozen=True, slots=True)
 class _Entry:
     info: zipfile.ZipInfo
     path: str
@@ -362,9 +377,20 @@ class TransferService:
         self, caller: Caller, out: IO[bytes], *, progress: Progress | None = None
     ) -> int:
         """Write every live note at its path, byte-identical, to ``out``. Returns the count."""
+        return self.export(caller, out, progress=progress).notes
+
+    def export(
+        self, caller: Caller, out: IO[bytes], *, progress: Progress | None = None
+    ) -> ExportReport:
+        """``export_zip``, also naming the entries that will not extract on Windows.
+
+        Entries keep the notes' own paths, Windows or not (ADR 0017): renaming them would
+        break the links that name them and the round trip back through import.
+        """
         total = self.vault.store.get_account(caller.account_id)
         expected = total.note_count if total else 0
         written = 0
+        unsafe: list[WindowsUnsafe] = []
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
             for note in self.vault.store.iter_notes(caller.account_id):
                 info = zipfile.ZipInfo(note.path, date_time=_zip_time(note.updated_at))
@@ -372,9 +398,21 @@ class TransferService:
                 info.external_attr = 0o644 << 16
                 zf.writestr(info, note.markdown.encode("utf-8"))
                 written += 1
+                if (why := paths.windows_problem(note.path)) is not None:
+                    unsafe.append(WindowsUnsafe(note.path, why))
                 if progress:
                     progress(written, max(expected, written))
-        return written
+        return ExportReport(notes=written, windows_unsafe=unsafe)
+
+    def windows_unsafe(self, caller: Caller) -> list[WindowsUnsafe]:
+        """The live notes an export would hold that will not extract on Windows, in the
+        export's order; read from the notes' keys, no markdown."""
+        keys = self.vault.store.note_keys(caller.account_id)  # path key -> note
+        return [
+            WindowsUnsafe(key.path, why)
+            for _, key in sorted(keys.items())
+            if (why := paths.windows_problem(key.path)) is not None
+        ]
 
 
 def _after_commit(

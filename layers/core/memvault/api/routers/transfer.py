@@ -291,11 +291,30 @@ async def import_vault(
     return _import_out(report)
 
 
-@router.get("/export", response_class=StreamingResponse)
+# How many of an export's entries Windows cannot extract (GET /v1/export/windows-unsafe
+# names them): the archive holds every note under its own name, ADR 0017.
+WINDOWS_UNSAFE_HEADER = "X-Export-Windows-Unsafe"
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "headers": {
+                WINDOWS_UNSAFE_HEADER: {
+                    "description": "Entries Windows cannot extract under their names;"
+                    " GET /v1/export/windows-unsafe lists them.",
+                    "schema": {"type": "integer"},
+                }
+            }
+        }
+    },
+)
 async def export_vault(svc: ServicesDep, caller: CallerDep) -> StreamingResponse:
     spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115 - streamed
     try:
-        count = await run_in_threadpool(svc.transfer.export_zip, caller, spool)
+        report = await run_in_threadpool(svc.transfer.export, caller, spool)
     except BaseException:
         spool.close()
         raise
@@ -315,6 +334,16 @@ async def export_vault(svc: ServicesDep, caller: CallerDep) -> StreamingResponse
         headers={
             "Content-Disposition": f'attachment; filename="memvault-{stamp}.zip"',
             "Content-Length": str(size),
-            "X-Memvault-Notes": str(count),
+            "X-Memvault-Notes": str(report.notes),
+            WINDOWS_UNSAFE_HEADER: str(len(report.windows_unsafe)),
         },
+    )
+
+
+@router.get("/export/windows-unsafe", response_model=schemas.WindowsUnsafeList)
+def windows_unsafe(svc: ServicesDep, caller: CallerDep) -> schemas.WindowsUnsafeList:
+    found = svc.transfer.windows_unsafe(caller)
+    return schemas.WindowsUnsafeList(
+        count=len(found),
+        notes=[schemas.WindowsUnsafeOut(path=f.path, reason=f.reason) for f in found],
     )
