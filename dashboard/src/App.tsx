@@ -134,7 +134,7 @@ export function App() {
         Skip to content
       </a>
       <header class="topbar">
-        <a class="brand" href={href("vault")} aria-label="memvault home">
+        <a class="brand" href={href("vault")}>
           <span class="logo" aria-hidden="true">
             m
           </span>

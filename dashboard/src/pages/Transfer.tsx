@@ -184,7 +184,7 @@ export function TransferPage() {
               <p class="refusal-message">{refusal.message}</p>
               <p class="muted small-text">
                 {refusal.type} · <code>{refusal.code}</code>
-                {refusal.status ? ` · HTTP ${refusal.status}` : ""}
+                {refusal.status && refusal.status !== 200 ? ` · HTTP ${refusal.status}` : ""}
               </p>
             </div>
           )}

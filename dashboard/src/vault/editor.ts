@@ -8,8 +8,8 @@ import { defineLanguageFacet, HighlightStyle, Language, LanguageSupport, syntaxH
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { EditorState, type Extension } from "@codemirror/state";
 import { drawSelection, EditorView, highlightActiveLine, keymap, placeholder } from "@codemirror/view";
-import { tags as t } from "@lezer/highlight";
-import { GFM, parser as markdownParser } from "@lezer/markdown";
+import { styleTags, tags as t } from "@lezer/highlight";
+import { GFM, parser as markdownParser, type BlockContext, type Line, type MarkdownConfig } from "@lezer/markdown";
 import { styleNonce } from "../lib/env";
 
 export interface LinkTarget {
@@ -38,9 +38,35 @@ export interface Editor {
 // Markdown (with GFM tables, task lists, strikethrough) straight from @lezer/markdown:
 // @codemirror/lang-markdown would bring HTML, CSS and JavaScript highlighting for code
 // blocks along, about 100 KB compressed that the vault page's budget cannot spare.
+// YAML frontmatter at the very top is one block (shown dim), not a setext heading.
+const Frontmatter: MarkdownConfig = {
+  defineNodes: [{ name: "Frontmatter", block: true }],
+  props: [styleTags({ Frontmatter: t.meta })],
+  parseBlock: [
+    {
+      name: "Frontmatter",
+      before: "HorizontalRule",
+      parse(cx: BlockContext, line: Line): boolean {
+        if (cx.lineStart !== 0 || !/^---\s*$/.test(line.text)) return false;
+        const start = cx.lineStart;
+        while (cx.nextLine()) {
+          if (/^(---|\.\.\.)\s*$/.test(line.text)) {
+            const end = cx.lineStart + line.text.length;
+            cx.nextLine();
+            cx.addElement(cx.elt("Frontmatter", start, end));
+            return true;
+          }
+        }
+        cx.addElement(cx.elt("Frontmatter", start, cx.lineStart));
+        return true;
+      },
+    },
+  ],
+};
+
 const markdownLanguage = new Language(
   defineLanguageFacet({ commentTokens: { block: { open: "<!--", close: "-->" } } }),
-  markdownParser.configure(GFM),
+  markdownParser.configure([GFM, Frontmatter]),
   [],
   "markdown",
 );

@@ -140,12 +140,24 @@ class Dashboard:
     static_dir: Path = STATIC_DIR
     _assets: dict[str, _Asset] | None = field(default=None, init=False, repr=False)
     _index: str | None = field(default=None, init=False, repr=False)
+    _built_at: float = field(default=0.0, init=False, repr=False)
 
     @property
     def built(self) -> bool:
         return (self.static_dir / "index.html").is_file()
 
+    def _fresh(self) -> None:
+        """Forget what was read when the build changed under a running server (a
+        `make dashboard` while `memvault serve` runs): one stat per page."""
+        try:
+            stamp = (self.static_dir / "index.html").stat().st_mtime
+        except OSError:
+            stamp = 0.0
+        if stamp != self._built_at:
+            self._built_at, self._index, self._assets = stamp, None, None
+
     def index_template(self) -> str:
+        self._fresh()
         if self._index is None:
             self._index = (self.static_dir / "index.html").read_text(encoding="utf-8")
         return self._index

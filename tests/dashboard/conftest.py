@@ -1,0 +1,183 @@
+"""The dashboard in a real browser: headless Chromium (Debian's package) driven by
+Playwright for Python, against memvault on a real HTTP server (the shared test server).
+
+One browser per test process; each test gets a fresh browser context (no cookies, no
+storage) and its own app over fresh storage. Without Chromium or the built dashboard the
+browser tests are skipped with the reason, except under ``CI=true``, where they fail:
+``.ci/run`` installs the browser and ``make test`` builds the dashboard first.
+
+axe-core comes from the dashboard's own npm packages (``dashboard/node_modules``). It is
+added to each page as an init script (Playwright injects those through the DevTools
+protocol): ``add_script_tag`` would insert an inline ``<script>``, which the page's
+Content-Security-Policy rightly refuses.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvault.dashboard.serving import STATIC_DIR
+from tests.support.servers import LiveServer
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+AXE = ROOT / "dashboard" / "node_modules" / "axe-core" / "axe.min.js"
+VIEWPORT = {"width": 1366, "height": 820}
+_EDITOR_TEXT = (
+    "() => [...document.querySelectorAll('.cm-content .cm-line')]"
+    ".map(l => l.textContent).join('\\n')"
+)
+
+
+def _chromium() -> str | None:
+    found = os.environ.get("MEMVAULT_CHROMIUM") or shutil.which("chromium")
+    if found:
+        return found
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+
+
+def _missing() -> str | None:
+    if _chromium() is None:
+        return "Chromium is not installed (apt-get install chromium; .ci/run does it)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed (make install)"
+    if not (STATIC_DIR / "index.html").is_file():
+        return "the dashboard is not built (make dashboard)"
+    if not AXE.is_file():
+        return "axe-core is missing (make dashboard installs dashboard/node_modules)"
+    return None
+
+
+def require_browser() -> None:
+    reason = _missing()
+    if reason is None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"browser tests cannot run under CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The dashboard is a client of the REST API, whose backends the contract suite covers."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
+        chromium = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Page:
+    """A browser tab on one live server, with the helpers the tests share."""
+
+    def __init__(self, page: Any, server: LiveServer) -> None:
+        self.page = page
+        self.server = server
+        self.errors: list[str] = []
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def goto(self, path: str) -> None:
+        self.page.goto(self.server.url + path)
+
+    def sign_in_with_key(self, key: str | None = None) -> None:
+        page = self.page
+        self.goto("/")
+        page.get_by_role("radio", name="API key").click()
+        page.get_by_label("API key").fill(key or self.server.admin_key)
+        page.get_by_role("button", name="Sign in").click()
+        page.get_by_role("navigation", name="Main").wait_for()
+
+    def sign_in_with_password(self, email: str, password: str) -> None:
+        page = self.page
+        self.goto("/")
+        page.get_by_label("Email").fill(email)
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Sign in").click()
+        page.get_by_role("navigation", name="Main").wait_for()
+
+    def open_note(self, path: str) -> None:
+        self.goto("/dashboard/vault/" + path)
+        self.page.locator(".cm-content").wait_for()
+        self.page.locator(".markdown-body").wait_for()
+
+    def editor_text(self) -> str:
+        """The editor's text, from its lines (a short note: all of them are drawn)."""
+        return str(self.page.evaluate(_EDITOR_TEXT))
+
+    def set_editor_text(self, text: str) -> None:
+        """Replace the editor's text the way a person would: select all, type."""
+        self.page.locator(".cm-content").click()
+        self.page.keyboard.press("Control+a")
+        self.page.keyboard.insert_text(text)
+
+    def screenshot(self, name: str) -> None:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+    def axe(self) -> list[dict[str, Any]]:
+        """The serious and critical accessibility violations axe-core finds on the page."""
+        found: list[dict[str, Any]] = self.page.evaluate(
+            """async () => {
+                const r = await axe.run(document, {resultTypes: ['violations']});
+                return r.violations
+                    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+                    .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                nodes: v.nodes.slice(0, 4).map(n => n.target.join(' '))}));
+            }"""
+        )
+        return found
+
+
+@pytest.fixture
+def tab(browser: Any, live_server: LiveServer) -> Iterator[Page]:
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.add_init_script(path=str(AXE))
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    wrapped = Page(page, live_server)
+    try:
+        yield wrapped
+    finally:
+        context.close()
+    assert wrapped.errors == [], f"uncaught errors in the page: {wrapped.errors}"
+
+
+def _sessions_missing() -> bool:
+    """Whether this memvault has no dashboard sign-in yet (POST /v1/sessions)."""
+    import tempfile
+
+    from memvault.api.app import create_app
+    from memvault.container import build_services
+    from memvault.settings import Settings
+
+    with tempfile.TemporaryDirectory() as data:
+        app = create_app(build_services(Settings(backend="sqlite", data_dir=Path(data))))
+        return "/v1/sessions" not in {getattr(r, "path", "") for r in app.routes}
+
+
+SESSIONS_MISSING = _sessions_missing()
+# Every page but sign-in needs a session; until the sessions API lands these are
+# expected to fail (strict: once it exists they run, and must pass).
+needs_sessions = pytest.mark.xfail(
+    condition=SESSIONS_MISSING,
+    reason="the sessions API (POST /v1/sessions) has not landed in this checkout",
+    strict=True,
+)

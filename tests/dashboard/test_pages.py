@@ -1,0 +1,326 @@
+"""The dashboard's pages in headless Chromium, against memvault on a real server.
+
+Each test signs in through the page (as a person would), acts, and checks what the
+vault then holds through the REST API. Screenshots of each page go to
+tests/dashboard/screenshots/ (not committed); every page visited is checked with
+axe-core for serious and critical accessibility violations.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+from tests.dashboard.conftest import Page, needs_sessions
+from tests.dashboard.helpers import archive, note_count, put, read
+
+
+def test_the_sign_in_page_is_accessible(tab: Page) -> None:
+    tab.goto("/")
+    tab.page.get_by_role("heading", name="Sign in").wait_for()
+    tab.screenshot("signin")
+    assert tab.axe() == []
+    # Served under /dashboard/ too, with the same page for any of the app's routes.
+    tab.goto("/dashboard/vault/some/note.md")
+    tab.page.get_by_role("heading", name="Sign in").wait_for()
+
+
+@needs_sessions
+def test_sign_in_with_a_key_then_sign_out(tab: Page) -> None:
+    tab.sign_in_with_key()
+    page = tab.page
+    page.get_by_role("heading", name="Vault").wait_for()
+    cookies = page.context.cookies()
+    assert cookies and all(c["httpOnly"] for c in cookies)
+    assert all(c["sameSite"] in ("Lax", "Strict") for c in cookies)
+    # Nothing secret in the page's storage: the key was sent once and forgotten.
+    stored = page.evaluate("() => JSON.stringify({...localStorage, ...sessionStorage})")
+    assert tab.server.admin_key not in stored
+    tab.screenshot("vault")
+    assert tab.axe() == []
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("heading", name="Sign in").wait_for()
+    page.reload()
+    page.get_by_role("heading", name="Sign in").wait_for()
+
+
+@needs_sessions
+def test_edit_and_save_then_a_conflicting_save_is_merged(tab: Page) -> None:
+    put(tab.server, "plan.md", "# Plan\n\nalpha\n\nbeta\n")
+    tab.sign_in_with_key()
+    tab.open_note("plan.md")
+    page = tab.page
+    tab.set_editor_text("# Plan\n\nalpha, edited here\n\nbeta\n")
+    page.get_by_text("Unsaved changes").wait_for()
+    page.keyboard.press("Control+s")
+    page.get_by_text("Saved · version 2").wait_for()
+    assert read(tab.server, "plan.md")["markdown"] == "# Plan\n\nalpha, edited here\n\nbeta\n"
+    tab.screenshot("note")
+    assert tab.axe() == []
+
+    # Someone else saves version 3 meanwhile; this edit started from version 2.
+    put(tab.server, "plan.md", "# Plan\n\nalpha, edited here\n\nbeta, edited elsewhere\n")
+    tab.set_editor_text("# Plan\n\nalpha, edited here\n\nbeta\n\ngamma from the page\n")
+    page.get_by_role("button", name="Save", exact=True).click()
+    dialog = page.get_by_role("dialog", name="This note changed while you edited it")
+    dialog.wait_for()
+    assert "version 3" in dialog.inner_text()
+    tab.screenshot("conflict")
+    assert read(tab.server, "plan.md")["version"] == 3  # nothing was overwritten
+    dialog.get_by_role("button", name="Merge both").click()
+    page.locator(".cm-line", has_text="beta, edited elsewhere").wait_for()
+    merged = tab.editor_text()
+    assert "beta, edited elsewhere" in merged and "gamma from the page" in merged
+    page.keyboard.press("Control+s")
+    page.get_by_text("Saved · version 4").wait_for()
+    assert read(tab.server, "plan.md")["markdown"] == merged
+
+
+@needs_sessions
+def test_a_hostile_note_never_runs(tab: Page) -> None:
+    put(
+        tab.server,
+        "hostile.md",
+        "# Hostile\n\n<script>window.__pwned = 1</script>\n\n"
+        '<img src="x" onerror="window.__pwned = 2">\n\n'
+        "[click](javascript:window.__pwned=3)\n\n"
+        '<a href="javascript:window.__pwned=4">x</a> <svg onload="window.__pwned=5"></svg>\n\n'
+        '<iframe src="https://example.com"></iframe> <form action="https://example.com"></form>\n\n'
+        "[[Target]] and #tag\n",
+    )
+    tab.sign_in_with_key()
+    tab.open_note("hostile.md")
+    page = tab.page
+    body = page.locator(".markdown-body")
+    body.get_by_role("link", name="Target").wait_for()
+    page.locator(".markdown-body a.remote-image").wait_for()
+    assert page.evaluate("() => window.__pwned") is None
+    found = page.evaluate(
+        """() => {
+            const root = document.querySelector('.markdown-body');
+            const all = [...root.querySelectorAll('*')];
+            return {
+                scripts: root.querySelectorAll('script, iframe, form, object, embed').length,
+                handlers: all.filter(
+                    e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
+                js: [...root.querySelectorAll('a')].filter(
+                    a => /^javascript:/i.test(a.getAttribute('href') || '')).length,
+            };
+        }"""
+    )
+    assert found == {"scripts": 0, "handlers": 0, "js": 0}
+    tag = body.get_by_role("link", name="#tag")
+    assert "/dashboard/search?tag=tag" in (tag.get_attribute("href") or "")
+    tab.screenshot("hostile-note")
+
+
+@needs_sessions
+def test_wikilinks_complete_from_note_names(tab: Page) -> None:
+    put(tab.server, "people/Checklist of things.md", "# Checklist of things\n")
+    put(tab.server, "draft.md", "# Draft\n\n")
+    tab.sign_in_with_key()
+    tab.open_note("draft.md")
+    page = tab.page
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("See [[Checkl")
+    option = page.locator(".cm-tooltip-autocomplete li", has_text="Checklist of things")
+    option.wait_for()
+    tab.screenshot("wikilink-completion")
+    page.keyboard.press("Enter")
+    assert tab.editor_text().endswith("See [[Checklist of things]]")
+    page.locator(".markdown-body a.wikilink", has_text="Checklist of things").wait_for()
+
+
+@needs_sessions
+def test_rename_rewrites_the_links_to_the_note(tab: Page) -> None:
+    put(tab.server, "Target.md", "# Target\n")
+    put(tab.server, "Source.md", "# Source\n\nSee [[Target]].\n")
+    tab.sign_in_with_key()
+    tab.open_note("Target.md")
+    page = tab.page
+    page.locator(".links-panel").get_by_role("link", name="Source").wait_for()
+    page.get_by_role("button", name="Rename / move").click()
+    dialog = page.get_by_role("dialog", name="Rename or move")
+    dialog.get_by_label("New path").fill("archive/Moved target.md")
+    dialog.get_by_role("button", name="Move").click()
+    page.wait_for_url(re.compile(r".*/dashboard/vault/archive/Moved%20target\.md$"))
+    page.locator(".note-path", has_text="Moved target.md").wait_for()
+    assert "[[archive/Moved target]]" in str(read(tab.server, "Source.md")["markdown"]) or (
+        "[[Moved target]]" in str(read(tab.server, "Source.md")["markdown"])
+    )
+
+
+@needs_sessions
+def test_history_shows_a_diff_and_restores(tab: Page) -> None:
+    put(tab.server, "h.md", "# H\n\none\n")
+    put(tab.server, "h.md", "# H\n\none\ntwo\n")
+    put(tab.server, "h.md", "# H\n\nthree\n")
+    tab.sign_in_with_key()
+    tab.open_note("h.md")
+    page = tab.page
+    page.get_by_role("button", name="History").click()
+    dialog = page.get_by_role("dialog", name="History of h.md")
+    dialog.locator(".diff-line.added", has_text="three").wait_for()
+    dialog.get_by_label("Compare from version 1").check()
+    dialog.locator(".diff-line.removed", has_text="one").wait_for()
+    tab.screenshot("history")
+    assert tab.axe() == []
+    dialog.get_by_role("button", name="Restore version 1").click()
+    page.get_by_text("Saved · version 4").wait_for()
+    assert read(tab.server, "h.md")["markdown"] == "# H\n\none\n"
+    assert "one" in tab.editor_text()
+
+
+@needs_sessions
+def test_delete_is_undone_from_history(tab: Page) -> None:
+    put(tab.server, "gone.md", "# Gone\n\nkeep me\n")
+    tab.sign_in_with_key()
+    tab.open_note("gone.md")
+    page = tab.page
+    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    page.get_by_role("heading", name="Vault").wait_for()
+    with tab.server.client() as http:
+        assert http.get("/v1/notes/gone.md").status_code == 404
+    page.get_by_role("button", name="Undo").click()
+    page.locator(".note-path", has_text="gone.md").wait_for()
+    assert read(tab.server, "gone.md")["markdown"] == "# Gone\n\nkeep me\n"
+
+
+@needs_sessions
+def test_search_as_you_type_with_filters(tab: Page) -> None:
+    put(
+        tab.server,
+        "projects/Launch.md",
+        "---\ntags: [launch]\n---\n# Launch\n\nShip the beta on Friday.\n",
+    )
+    put(tab.server, "notes/Other.md", "# Other\n\nThe beta of something else.\n")
+    tab.sign_in_with_key()
+    page = tab.page
+    page.keyboard.press("/")
+    page.get_by_role("heading", name="Search").wait_for()
+    page.get_by_label("Words").type("beta")
+    page.get_by_text("2 results").wait_for()
+    assert page.locator(".results mark", has_text="beta").count() >= 1
+    page.get_by_label("Tag").select_option("launch")
+    page.get_by_text("1 result").wait_for()
+    tab.screenshot("search")
+    assert tab.axe() == []
+    page.get_by_label("Words").press("Enter")
+    page.locator(".note-path", has_text="Launch.md").wait_for()
+
+
+@needs_sessions
+def test_import_with_progress_a_refused_archive_and_export(tab: Page, tmp_path: Path) -> None:
+    good = tmp_path / "vault.zip"
+    good.write_bytes(
+        archive({f"imported/n{i}.md": f"# Note {i}\n\n[[n{i + 1}]]\n" for i in range(40)})
+    )
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(archive({"ok.md": "# fine\n", "big.md": "x" * (1024 * 1024 + 10)}))
+    tab.sign_in_with_key()
+    page = tab.page
+    page.get_by_role("link", name="Import & export").click()
+    page.get_by_label("Archive (.zip)").set_input_files(str(good))
+    page.get_by_role("button", name="Import", exact=True).click()
+    summary = page.locator(".summary")
+    summary.wait_for()
+    assert "Created" in summary.inner_text() and "40" in summary.inner_text()
+    assert note_count(tab.server) == 40
+    tab.screenshot("import-done")
+
+    page.get_by_label("Archive (.zip)").set_input_files(str(bad))
+    page.get_by_role("button", name="Import", exact=True).click()
+    refusal = page.locator(".refusal")
+    refusal.wait_for()
+    text = refusal.inner_text()
+    assert "big.md" in text  # which file
+    assert re.search(r"1[,.]?048[,.]?576|1 MB|1 MiB", text)  # which limit
+    assert "untouched" in text
+    assert note_count(tab.server) == 40
+    tab.screenshot("import-refused")
+    assert tab.axe() == []
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download the vault (.zip)").click()
+    saved = tmp_path / "export.zip"
+    download.value.save_as(saved)
+    with zipfile.ZipFile(saved) as z:
+        assert len([n for n in z.namelist() if n.endswith(".md")]) == 40
+
+
+@needs_sessions
+def test_keys_are_created_shown_once_and_revoked(tab: Page) -> None:
+    tab.sign_in_with_key()
+    page = tab.page
+    page.get_by_role("link", name="Keys").click()
+    page.get_by_role("button", name="Create a key").click()
+    form = page.get_by_role("dialog", name="Create a key")
+    form.get_by_label("Name").fill("ci-bot")
+    form.get_by_role("button", name="Create").click()
+    shown = page.get_by_role("dialog", name="Your new key")
+    secret = shown.locator(".secret-value").inner_text().strip()
+    assert secret.startswith("mvk_")
+    text = shown.inner_text()
+    for snippet in ("OpenAI SDK", "Anthropic SDK", "curl", "MCP client config", "mcpServers"):
+        assert snippet in text
+    tab.screenshot("key-created")
+    assert tab.axe() == []
+    with tab.server.client(secret) as http:
+        assert http.get("/v1/notes").status_code == 200
+    shown.get_by_role("button", name="I have copied it").click()
+    row = page.get_by_role("row", name=re.compile("ci-bot"))
+    row.get_by_role("switch", name="mcp for ci-bot").check()
+    page.wait_for_timeout(300)
+    row.get_by_role("button", name="Revoke ci-bot").click()
+    page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    page.get_by_text("Revoked ci-bot").wait_for()
+    with tab.server.client(secret) as http:
+        assert http.get("/v1/notes").status_code == 401
+    tab.screenshot("keys")
+
+
+@needs_sessions
+def test_session_expiry_keeps_the_unsaved_edit(tab: Page) -> None:
+    put(tab.server, "e.md", "# E\n")
+    tab.sign_in_with_key()
+    tab.open_note("e.md")
+    page = tab.page
+    tab.set_editor_text("# E\n\nwritten while the session ended\n")
+    page.context.clear_cookies()  # the session is gone (expired, or signed out elsewhere)
+    page.keyboard.press("Control+s")
+    dialog = page.get_by_role("dialog", name="Your session has ended")
+    dialog.wait_for()
+    tab.screenshot("session-expired")
+    dialog.get_by_role("radio", name="API key").click()
+    dialog.get_by_label("API key").fill(tab.server.admin_key)
+    dialog.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Saved · version 2").wait_for()
+    assert read(tab.server, "e.md")["markdown"] == "# E\n\nwritten while the session ended\n"
+
+
+@needs_sessions
+def test_every_page_renders_accessibly_in_both_themes(tab: Page) -> None:
+    put(tab.server, "a.md", "# A\n\n#tag [[b]]\n")
+    tab.sign_in_with_key()
+    page = tab.page
+    for name, path in [
+        ("usage", "/dashboard/usage"),
+        ("balance", "/dashboard/balance"),
+        ("members", "/dashboard/members"),
+        ("memories", "/dashboard/memories"),
+        ("import", "/dashboard/import"),
+    ]:
+        tab.goto(path)
+        page.locator("main h1").wait_for()
+        page.wait_for_load_state("networkidle")
+        tab.screenshot(name)
+        assert tab.axe() == [], name
+    tab.open_note("a.md")
+    page.get_by_role("button", name=re.compile("Change theme")).click()  # system -> light
+    page.get_by_role("button", name=re.compile("Change theme")).click()  # light -> dark
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    tab.screenshot("note-dark")
+    assert tab.axe() == []
