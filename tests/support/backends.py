@@ -24,6 +24,8 @@ BACKENDS = ["sqlite", "aws"]
 
 
 def make_settings(tmp_path: Path, backend: str, **overrides: object) -> Settings:
+    # Passwords hash at argon2id's cheapest cost: the suite hashes hundreds of them.
+    overrides.setdefault("password_hash_cost", "low")
     return Settings(backend=backend, data_dir=tmp_path / "data", **overrides)  # type: ignore[arg-type]
 
 
