@@ -170,7 +170,7 @@ def _sessions_missing() -> bool:
 
     with tempfile.TemporaryDirectory() as data:
         app = create_app(build_services(Settings(backend="sqlite", data_dir=Path(data))))
-        return "/v1/sessions" not in {getattr(r, "path", "") for r in app.routes}
+        return "/v1/sessions" not in app.openapi()["paths"]
 
 
 SESSIONS_MISSING = _sessions_missing()
@@ -180,4 +180,5 @@ needs_sessions = pytest.mark.xfail(
     condition=SESSIONS_MISSING,
     reason="the sessions API (POST /v1/sessions) has not landed in this checkout",
     strict=True,
+    run=False,  # each would only wait out its sign-in; the suite's minute is better spent
 )

@@ -319,8 +319,48 @@ def test_every_page_renders_accessibly_in_both_themes(tab: Page) -> None:
         tab.screenshot(name)
         assert tab.axe() == [], name
     tab.open_note("a.md")
-    page.get_by_role("button", name=re.compile("Change theme")).click()  # system -> light
-    page.get_by_role("button", name=re.compile("Change theme")).click()  # light -> dark
-    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    page.get_by_role("button", name="Theme: system. Change theme").click()
+    page.get_by_role("button", name="Theme: light. Change theme").click()
+    page.get_by_role("button", name="Theme: dark. Change theme").wait_for()
+    page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
     tab.screenshot("note-dark")
     assert tab.axe() == []
+
+
+@needs_sessions
+def test_password_sign_in_and_what_each_role_sees(tab: Page) -> None:
+    password = "correct horse battery staple"
+    with tab.server.client() as http:
+        invited = http.post("/v1/invitations", json={"email": "mia@example.com", "role": "member"})
+        assert invited.status_code == 201, invited.text
+        accepted = http.post(
+            "/v1/invitations/accept",
+            json={"token": invited.json()["token"], "name": "Mia", "password": password},
+        )
+        assert accepted.status_code == 201, accepted.text
+    page = tab.page
+    tab.sign_in_with_password("mia@example.com", password)
+    nav = page.get_by_role("navigation", name="Main")
+    nav.get_by_role("link", name="Vault").wait_for()
+    assert nav.get_by_role("link", name="Members").count() == 0
+    assert nav.get_by_role("link", name="Balance").count() == 0
+    assert page.locator(".who").inner_text().startswith("Mia")
+    tab.goto("/dashboard/members")
+    page.get_by_role("heading", name="Not here").wait_for()
+    tab.screenshot("member-view")
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("heading", name="Sign in").wait_for()
+
+    tab.sign_in_with_key()  # the owner
+    nav.get_by_role("link", name="Members").click()
+    page.get_by_role("row", name=re.compile("Mia")).wait_for()
+    page.get_by_role("combobox", name="Role of Mia").wait_for()
+    tab.screenshot("members")
+    assert tab.axe() == []
+
+
+@needs_sessions
+def test_memory_profiles_page_says_what_this_server_lacks(tab: Page) -> None:
+    tab.sign_in_with_key()
+    tab.goto("/dashboard/memories")
+    tab.page.get_by_text("does not offer memory profiles yet").wait_for()
