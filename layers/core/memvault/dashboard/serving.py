@@ -1,7 +1,7 @@
 """Serving the dashboard: its page, its hashed assets, and the headers every page gets.
 
 The app itself is built from ``dashboard/`` at the repo root (TypeScript, Vite) into
-``static/`` beside this module (ADR 0017). Everything it serves lives under
+``static/`` beside this module (ADR 0019). Everything it serves lives under
 ``/dashboard/``, plus ``/`` (the same page: the dashboard is what a person opening
 memvault's address in a browser should find), so one API Gateway proxy resource holds
 it and no dashboard path can ever shadow a REST route.
