@@ -16,6 +16,7 @@ import io
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -40,8 +41,13 @@ def aws_server(tmp_path: Path, clock: FakeClock) -> Iterator[LiveServer]:
 class RecordingClient:
     """An httpx client that notes which route template each request matched."""
 
-    def __init__(self, server: LiveServer, calls: set[tuple[str, str]]) -> None:
-        self._client = server.client()
+    def __init__(
+        self,
+        server: LiveServer,
+        calls: set[tuple[str, str]],
+        client: httpx.Client | None = None,
+    ) -> None:
+        self._client = client or server.client()
         self._routes = create_app(server.services).routes
         self._calls = calls
 
@@ -130,7 +136,7 @@ def export_and_import(c: RecordingClient) -> None:
 
 
 def keys_account_and_billing(c: RecordingClient) -> None:
-    assert ok(c.request("GET", "/v1/me")).json()["admin"] is True
+    assert ok(c.request("GET", "/v1/me")).json()["key"]["admin"] is True
     created = ok(c.request("POST", "/v1/keys", json={"name": "ci-bot", "recall": True}), 201)
     key_id = created.json()["id"]
     assert created.json()["secret"].startswith("mvk_")
@@ -150,6 +156,68 @@ def keys_account_and_billing(c: RecordingClient) -> None:
     assert usage["days"] == [] and usage["totals"]["requests"] == 0
 
 
+def org_members_and_sessions(c: RecordingClient, server: LiveServer, calls: set[Any]) -> None:
+    assert ok(c.request("GET", "/v1/org")).json()["id"] == "local"
+    assert ok(c.request("PATCH", "/v1/org", json={"name": "Local Co"})).json()["name"] == "Local Co"
+    invited = ok(
+        c.request("POST", "/v1/invitations", json={"email": "ana@local.test", "role": "admin"}),
+        201,
+    ).json()
+    spare = ok(c.request("POST", "/v1/invitations", json={"email": "bo@local.test"}), 201).json()
+    listed = ok(c.request("GET", "/v1/invitations")).json()
+    assert {i["id"] for i in listed} == {invited["id"], spare["id"]}
+    ok(c.request("DELETE", f"/v1/invitations/{spare['id']}"), 204)
+
+    # Ana joins (and is signed in by it), then signs in a second time elsewhere.
+    browser = RecordingClient(server, calls, httpx.Client(base_url=server.url, timeout=60.0))
+    other = RecordingClient(server, calls, httpx.Client(base_url=server.url, timeout=60.0))
+    password = "ana's long passphrase"
+    joined = ok(
+        browser.request(
+            "POST",
+            "/v1/invitations/accept",
+            json={"token": invited["token"], "name": "Ana", "password": password},
+        ),
+        201,
+    ).json()
+    csrf = {"x-csrf-token": joined["csrf_token"]}
+    ana_id = joined["member"]["id"]
+    me = ok(browser.request("GET", "/v1/me")).json()
+    assert (me["auth"], me["role"]) == ("session", "admin")
+    second = ok(
+        other.request(
+            "POST", "/v1/sessions", json={"email": "ANA@local.test", "password": password}
+        ),
+        201,
+    ).json()
+    assert len(ok(browser.request("GET", "/v1/sessions")).json()) == 2
+    ok(browser.request("DELETE", f"/v1/sessions/{second['session']['id']}", headers=csrf), 204)
+    assert (
+        ok(browser.request("PATCH", "/v1/me", json={"name": "Ana B"}, headers=csrf)).json()["name"]
+        == "Ana B"
+    )
+    changed = browser.request(
+        "POST",
+        "/v1/me/password",
+        json={"current_password": password, "new_password": "a newer passphrase"},
+        headers=csrf,
+    )
+    assert ok(changed).json()["changed"] is True
+
+    members = ok(c.request("GET", "/v1/members")).json()
+    assert sorted(m["role"] for m in members) == ["admin", "owner"]
+    assert (
+        ok(c.request("PATCH", f"/v1/members/{ana_id}", json={"role": "member"})).json()["role"]
+        == "member"
+    )
+    kinds = {e["kind"] for e in ok(c.request("GET", "/v1/audit")).json()["events"]}
+    assert {"invitation_accepted", "sign_in", "role_changed", "password_changed"} <= kinds
+    ok(browser.request("DELETE", "/v1/sessions/current", headers=csrf), 204)
+    ok(c.request("DELETE", f"/v1/members/{ana_id}"), 204)
+    browser.close()
+    other.close()
+
+
 def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
     calls: set[tuple[str, str]] = set()
     client = RecordingClient(aws_server, calls)
@@ -157,6 +225,7 @@ def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
         notes_versions_links_and_search(client)
         export_and_import(client)
         keys_account_and_billing(client)
+        org_members_and_sessions(client, aws_server, calls)
     finally:
         client.close()
     # Every management route of the app must have been called above.

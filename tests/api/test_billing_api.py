@@ -119,7 +119,7 @@ def test_balance_needs_a_key(live_server: LiveServer) -> None:
 # ---------------------------------------------------------------------- usage
 def test_usage_by_day_and_key(live_server: LiveServer, admin: httpx.Client) -> None:
     other = make_key(admin)
-    me = admin.get("/v1/me").json()
+    me = admin.get("/v1/me").json()["key"]
     now = live_server.clock()
     record(live_server, me["id"], now - DAY, memory_calls={"memory_search": 2}, rounds=2)
     record(live_server, me["id"], now - DAY + 60, memory_calls={"memory_write": 1})
@@ -154,7 +154,7 @@ def test_a_non_admin_key_sees_only_its_own_usage(
     live_server: LiveServer, admin: httpx.Client
 ) -> None:
     plain = make_key(admin)
-    me = admin.get("/v1/me").json()
+    me = admin.get("/v1/me").json()["key"]
     now = live_server.clock()
     record(live_server, me["id"], now)
     record(live_server, plain["id"], now, input_tokens=7)
@@ -251,7 +251,7 @@ def test_spent_shows_in_listings_and_patching_the_cap_takes_effect(
     listed = {k["id"]: k for k in admin.get("/v1/keys").json()}
     assert listed[key["id"]]["spent_micros"] == 7_500
     with live_server.client(key["secret"]) as c:
-        assert c.get("/v1/me").json()["spent_micros"] == 7_500
+        assert c.get("/v1/me").json()["key"]["spent_micros"] == 7_500
     with pytest.raises(PaymentRequired):
         billing.reserve(api_key, 3_000)
     # Raising the cap through PATCH lets the key spend again.

@@ -53,6 +53,21 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("DELETE", "/v1/keys/some-id", {}),
     ("GET", "/v1/account", {}),
     ("PATCH", "/v1/account/limits", {"json": {"max_notes": 5}}),
+    # The organisation, members and sessions (tests/api/test_people_api.py).
+    ("GET", "/v1/org", {}),
+    ("PATCH", "/v1/org", {"json": {"name": "x"}}),
+    ("GET", "/v1/members", {}),
+    ("PATCH", "/v1/members/some-id", {"json": {"role": "admin"}}),
+    ("DELETE", "/v1/members/some-id", {}),
+    ("GET", "/v1/invitations", {}),
+    ("POST", "/v1/invitations", {"json": {"email": "a@b.test"}}),
+    ("DELETE", "/v1/invitations/some-id", {}),
+    ("GET", "/v1/sessions", {}),
+    ("DELETE", "/v1/sessions/current", {}),
+    ("DELETE", "/v1/sessions/some-id", {}),
+    ("PATCH", "/v1/me", {"json": {"name": "x"}}),
+    ("POST", "/v1/me/password", {"json": {"new_password": "a long passphrase"}}),
+    ("GET", "/v1/audit", {}),
 ]
 ROUTE_IDS = [f"{m} {p}" for m, p, _ in ROUTES]
 
@@ -211,6 +226,17 @@ def test_openapi_schema_lists_every_route(anon: httpx.Client) -> None:
         "/v1/keys/{key_id}": {"patch", "delete"},
         "/v1/account": {"get"},
         "/v1/account/limits": {"patch"},
+        "/v1/org": {"get", "patch"},
+        "/v1/members": {"get"},
+        "/v1/members/{member_id}": {"patch", "delete"},
+        "/v1/invitations": {"get", "post"},
+        "/v1/invitations/{invitation_id}": {"delete"},
+        "/v1/invitations/accept": {"post"},
+        "/v1/sessions": {"get", "post"},
+        "/v1/sessions/current": {"delete"},
+        "/v1/sessions/{session_id}": {"delete"},
+        "/v1/me/password": {"post"},
+        "/v1/audit": {"get"},
     }
     for path, methods in expected.items():
         assert path in paths, path

@@ -30,6 +30,10 @@ KEY_FIELDS = {
     "recall_tokens",
     "spend_cap_micros",
     "spent_micros",
+    # its owner (tests/api/test_people_api.py covers members)
+    "member_id",
+    "owner",
+    "vault",
 }
 
 
@@ -52,7 +56,16 @@ def make_key(admin: httpx.Client, name: str = "script", **toggles: bool) -> dict
 def test_me_shows_the_admin_key_with_every_toggle_on(admin: httpx.Client) -> None:
     r = admin.get("/v1/me")
     assert r.status_code == 200
-    me = r.json()
+    body = r.json()
+    assert (body["auth"], body["role"], body["session"], body["csrf_token"]) == (
+        "key",
+        "owner",
+        None,
+        None,
+    )
+    assert body["organisation"]["id"] == "local"
+    assert body["member"]["id"] == body["key"]["member_id"]
+    me = body["key"]
     assert set(me) == KEY_FIELDS
     assert me["admin"] is True
     assert (me["recall"], me["tools"], me["mcp"]) == (True, True, True)
@@ -74,7 +87,7 @@ def test_create_key_shows_the_secret_once_with_toggles_off(
 
     # The secret works, and nothing ever shows it again.
     with live_server.client(secret) as c:
-        me = c.get("/v1/me").json()
+        me = c.get("/v1/me").json()["key"]
         assert me["id"] == created["id"]
         assert "secret" not in me
         assert c.put(url("from-key.md"), json={"markdown": "hello"}).status_code == 201
@@ -196,7 +209,7 @@ ADMIN_ROUTES = [
 def test_a_non_admin_key_is_403_on_admin_routes(
     live_server: Any, admin: httpx.Client, method: str, path: str, body: Any
 ) -> None:
-    admin_id = admin.get("/v1/me").json()["id"]
+    admin_id = admin.get("/v1/me").json()["key"]["id"]
     secret = make_key(admin, "plain", recall=True, tools=True, mcp=True)["secret"]
     with live_server.client(secret) as c:
         r = c.request(method, path.format(admin_id=admin_id), json=body)
@@ -211,7 +224,7 @@ def test_a_non_admin_key_is_403_on_admin_routes(
         )
         error_of(broken, 403, "admin_required")
     assert sorted(k["name"] for k in admin.get("/v1/keys").json()) == ["admin", "plain"]
-    me = admin.get("/v1/me").json()
+    me = admin.get("/v1/me").json()["key"]
     assert me["recall"] is True and me["revoked_at"] is None
     assert admin.get("/v1/account").json()["max_notes"] == Limits().max_notes
 
@@ -221,7 +234,7 @@ def test_a_non_admin_key_manages_notes_and_reads_its_account(
 ) -> None:
     secret = make_key(admin, "plain")["secret"]
     with live_server.client(secret) as c:
-        assert c.get("/v1/me").json()["admin"] is False
+        assert c.get("/v1/me").json()["key"]["admin"] is False
         assert c.put(url("n.md"), json={"markdown": "x"}).status_code == 201
         assert c.get("/v1/account").status_code == 200
         assert c.get("/v1/search", params={"q": "x"}).status_code == 200
@@ -377,12 +390,12 @@ def test_another_account_cannot_change_notes(tenants: Tenants) -> None:
 
 def test_another_account_cannot_touch_keys_or_limits(tenants: Tenants, live_server: Any) -> None:
     a, b = tenants.a, tenants.b
-    a_admin_id = a.get("/v1/me").json()["id"]
+    a_admin_id = a.get("/v1/me").json()["key"]["id"]
     assert [k["name"] for k in b.get("/v1/keys").json()] == ["b-admin"]
     error_of(b.patch(f"/v1/keys/{a_admin_id}", json={"recall": False}), 404, "key_not_found")
     error_of(b.delete(f"/v1/keys/{a_admin_id}"), 404, "key_not_found")
     error_of(a.delete(f"/v1/keys/{tenants.b_admin_id}"), 404, "key_not_found")
-    assert a.get("/v1/me").json()["revoked_at"] is None
+    assert a.get("/v1/me").json()["key"]["revoked_at"] is None
 
     made = b.post("/v1/keys", json={"name": "b-script"}).json()
     with live_server.client(made["secret"]) as b2:
@@ -403,7 +416,7 @@ def test_budgets_are_per_account(tenants: Tenants) -> None:
 def test_admin_keys_rotate_but_the_last_one_cannot_be_revoked(
     admin: httpx.Client, live_server: Any
 ) -> None:
-    me = admin.get("/v1/me").json()
+    me = admin.get("/v1/me").json()["key"]
     last = admin.delete(f"/v1/keys/{me['id']}")
     assert last.status_code == 409
     assert last.json()["error"]["code"] == "last_admin_key"

@@ -74,7 +74,7 @@ def test_a_key_without_mcp_is_403_and_says_so(live_server: LiveServer) -> None:
     # The key itself is good: REST answers it, and turning mcp on lets it in at once.
     with live_server.client(key) as rest:
         assert rest.get("/v1/notes").status_code == 200
-        key_id = rest.get("/v1/me").json()["id"]
+        key_id = rest.get("/v1/me").json()["key"]["id"]
     with live_server.client() as admin:
         assert admin.patch(f"/v1/keys/{key_id}", json={"mcp": True}).status_code == 200
     assert initialize(live_server.url, key, "2025-06-18").status_code == 200

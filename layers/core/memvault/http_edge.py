@@ -4,7 +4,8 @@ The REST API (``memvault.api``), the inference routes and MCP (``memvault.mcp``)
 a key the same way (``Authorization: Bearer <key>``, sent once; the Anthropic route also
 takes ``x-api-key``) and refuse a body over its limit with 413 as soon as it passes it. Both
 live here, on Starlette's ``Request`` alone, so the surfaces share them without
-importing each other.
+importing each other. The management routes' second way in, a session cookie with its
+CSRF token, is here too (``authenticate_caller``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from starlette.requests import Request
 from memvault.container import Services
 from memvault.domain.models import MAX_NOTE_BYTES, ApiKey
 from memvault.errors import InvalidInput, TooLarge, Unauthenticated
+from memvault.services.context import Caller, Surface
 
 # The largest request body the JSON routes (REST and MCP) read. A note is at most 1 MiB
 # of markdown, and JSON escaping can make that several times longer ("\u0001" is six
@@ -59,6 +61,45 @@ def presented_secret(request: Request, *, allow_x_api_key: bool = False) -> str 
 def authenticate(svc: Services, request: Request) -> ApiKey:
     """The request's key, checked (blocking: it may read storage)."""
     return svc.accounts.authenticate(presented_secret(request))
+
+
+# ---------------------------------------------------------------------- sessions
+# The management routes also take a signed-in session: an HttpOnly cookie, and on an
+# unsafe method the session's CSRF token echoed in a header (services.sessions). The
+# inference routes and MCP take keys only and never look at the cookie.
+SESSION_COOKIE = "memvault_session"
+CSRF_HEADER = "x-csrf-token"
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def client_address(request: Request) -> str:
+    """The client's address as the server saw it (behind API Gateway, Mangum sets it from
+    the event's source IP); never a header a client could write."""
+    return request.client.host if request.client else ""
+
+
+def over_https(request: Request) -> bool:
+    """Did the request come over HTTPS (directly, or to a proxy that says so)?"""
+    forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    return request.url.scheme == "https" or forwarded == "https"
+
+
+def authenticate_caller(svc: Services, request: Request) -> tuple[Caller, ApiKey | None]:
+    """Who the request is: its Bearer key, else its session cookie (blocking). A key wins
+    when both are sent; neither is 401 ``missing_api_key``."""
+    client = client_address(request)
+    secret = presented_secret(request)
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if secret is None and cookie:
+        caller = svc.callers.for_session(
+            cookie,
+            csrf_token=request.headers.get(CSRF_HEADER),
+            unsafe=request.method.upper() in UNSAFE_METHODS,
+            client=client,
+        )
+        return caller, None
+    caller, key = svc.callers.for_key(secret, surface=Surface.REST, client=client)
+    return caller, key
 
 
 async def read_body(request: Request, limit: int) -> bytes:

@@ -37,12 +37,28 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
         # every fraction of a millisecond is added to a model call.
         app.include_router(inference.router)
     if "management" in surfaces:
-        from memvault.api.routers import billing, keys, notes, transfer
+        from memvault.api.routers import (
+            audit,
+            billing,
+            keys,
+            members,
+            notes,
+            org,
+            sessions,
+            transfer,
+        )
 
         app.include_router(notes.router)
         app.include_router(transfer.router)
         app.include_router(keys.router)
         app.include_router(billing.router)
+        # People: the organisation, members and invitations, sign-in, the audit log.
+        app.include_router(org.router)
+        app.include_router(members.router)
+        app.include_router(sessions.router)
+        app.include_router(audit.router)
+        if services.settings.signup == "open":
+            app.include_router(sessions.signup_router)
 
         from memvault.dashboard.serving import dashboard_routes
 

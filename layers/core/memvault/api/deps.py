@@ -1,7 +1,10 @@
 """Request dependencies: the services bundle and the authenticated caller.
 
-Taking the key and reading the body capped are shared with MCP (``memvault.http_edge``);
-this module turns them into FastAPI dependencies and the REST routes' order of checks.
+Taking the key (or the session cookie) and reading the body capped are shared with MCP
+(``memvault.http_edge``); this module turns them into FastAPI dependencies and the REST
+routes' order of checks: who calls (401), their CSRF token on an unsafe request with a
+cookie (403), a person's credential on the routes only people use (403), then the body.
+What each role may do is the services' (``domain.policy``).
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from starlette.concurrency import run_in_threadpool
 
 from memvault.container import Services
 from memvault.domain.models import ApiKey
-from memvault.errors import InvalidInput, InvalidPath
-from memvault.http_edge import MAX_REQUEST_BYTES, authenticate, read_body
-from memvault.services.context import Caller, Surface
+from memvault.errors import InvalidInput, InvalidPath, PermissionDenied
+from memvault.http_edge import MAX_REQUEST_BYTES, authenticate_caller, read_body
+from memvault.services.context import Caller
 
 _KEY_STATE = "memvault_api_key"
+_CALLER_STATE = "memvault_caller"
 
 # Versions are counted from 1; anything past this is no version a note can reach (and
 # would not fit a 64-bit storage integer).
@@ -43,31 +47,56 @@ def services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(services)]
 
 
-def api_key(request: Request, svc: ServicesDep) -> ApiKey:
-    cached = getattr(request.state, _KEY_STATE, None)
-    if isinstance(cached, ApiKey):
+def authenticated(request: Request, svc: Services) -> Caller:
+    """The request's caller, from its Bearer key or its session cookie (blocking; once
+    per request)."""
+    cached = getattr(request.state, _CALLER_STATE, None)
+    if isinstance(cached, Caller):
         return cached
-    key = authenticate(svc, request)
+    who, key = authenticate_caller(svc, request)
+    setattr(request.state, _CALLER_STATE, who)
     setattr(request.state, _KEY_STATE, key)
-    return key
+    return who
 
 
-KeyDep = Annotated[ApiKey, Depends(api_key)]
+def api_key(request: Request) -> ApiKey | None:
+    """The key the request authenticated with (None for a session)."""
+    key = getattr(request.state, _KEY_STATE, None)
+    return key if isinstance(key, ApiKey) else None
 
 
-def caller(key: KeyDep) -> Caller:
-    return Caller(account_id=key.account_id, surface=Surface.REST, key_id=key.id)
+def actor(request: Request, svc: ServicesDep) -> Caller:
+    return authenticated(request, svc)
+
+
+# Anyone authenticated: a person's session, a key with the admin toggle, a vault key.
+ActorDep = Annotated[Caller, Depends(actor)]
+
+
+def manager(svc: ServicesDep, who: ActorDep) -> Caller:
+    svc.callers.require_manager(who)
+    return who
+
+
+# A session, or a key with the admin toggle (a vault key is refused before the body).
+ManagerDep = Annotated[Caller, Depends(manager)]
+
+
+def require_vault(request: Request) -> None:
+    key = api_key(request)
+    if key is not None and not key.vault:
+        raise PermissionDenied(
+            "memory unavailable: no vault is bound to this key", code="vault_not_bound"
+        )
+
+
+def caller(request: Request, who: ActorDep) -> Caller:
+    """The vault routes' caller (a key bound to no vault is refused)."""
+    require_vault(request)
+    return who
 
 
 CallerDep = Annotated[Caller, Depends(caller)]
-
-
-def admin_key(svc: ServicesDep, key: KeyDep) -> ApiKey:
-    svc.accounts.require_admin(key)
-    return key
-
-
-AdminDep = Annotated[ApiKey, Depends(admin_key)]
 
 
 def check_url_path(request: Request) -> None:
@@ -93,7 +122,8 @@ def _uses(dependant: Dependant, call: Callable[..., Any]) -> bool:
 
 
 class VaultRoute(APIRoute):
-    """A route that checks the key (and admin rights) before it reads or parses the body.
+    """A route that checks who calls (a key or a session, its CSRF token, and that it is
+    a person's for the routes only people use) before it reads or parses the body.
 
     FastAPI parses a JSON body before it solves dependencies, so without this a request
     with no key and a malformed body would be told about the body (400) rather than the
@@ -103,14 +133,18 @@ class VaultRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
-        needs_key = _uses(self.dependant, api_key)
-        needs_admin = _uses(self.dependant, admin_key)
+        needs_caller = _uses(self.dependant, actor)
+        needs_manager = _uses(self.dependant, manager)
+        needs_vault = _uses(self.dependant, caller)
 
         async def route(request: Request) -> Response:
-            if needs_key:
-                key = await run_in_threadpool(api_key, request, services(request))
-                if needs_admin:
-                    services(request).accounts.require_admin(key)
+            if needs_caller:
+                svc = services(request)
+                who = await run_in_threadpool(authenticated, request, svc)
+                if needs_manager:
+                    svc.callers.require_manager(who)
+                if needs_vault:
+                    require_vault(request)
             check_url_path(request)
             await read_body(request, MAX_REQUEST_BYTES)
             return await handler(request)

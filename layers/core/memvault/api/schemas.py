@@ -235,7 +235,12 @@ class KeyCreateIn(BaseModel):
     recall: bool = False
     tools: bool = False
     mcp: bool = False
-    admin: bool = Field(default=False, description="May manage keys and limits.")
+    admin: bool = Field(
+        default=False,
+        description="Acts with its owner's role in management (keys, members, billing);"
+        " off: the vault only.",
+    )
+    vault: bool = Field(default=True, description="Bound to the organisation's vault.")
     recall_notes: RecallNotes = 5
     recall_tokens: RecallTokens = 2000
     spend_cap_micros: SpendCap | None = None
@@ -255,9 +260,12 @@ class KeyOut(BaseModel):
     recall_tokens: int
     spend_cap_micros: int | None
     spent_micros: int = Field(description="What the key has spent (settled), micro-USD.")
+    member_id: str | None = Field(description="The member the key belongs to.")
+    owner: str | None = Field(description="Its owner's email address, or name without one.")
+    vault: bool = Field(description="Bound to the organisation's vault.")
 
     @classmethod
-    def of(cls, key: ApiKey, spent_micros: int = 0) -> KeyOut:
+    def of(cls, key: ApiKey, spent_micros: int = 0, owner: str | None = None) -> KeyOut:
         return cls(
             id=key.id,
             name=key.name,
@@ -272,6 +280,9 @@ class KeyOut(BaseModel):
             recall_tokens=key.recall_tokens,
             spend_cap_micros=key.spend_cap_micros,
             spent_micros=spent_micros,
+            member_id=key.member_id,
+            owner=owner,
+            vault=key.vault,
         )
 
 

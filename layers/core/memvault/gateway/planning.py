@@ -3,7 +3,8 @@
 The key's toggles decide what is on; this module decides what can actually run, and says
 why in notices when something that is on cannot (``x-token-notice``):
 
-- no account behind the key: "memory unavailable: no vault is bound to this key";
+- a key bound to no vault (made with ``vault: false``), or no account behind it:
+  "memory unavailable: no vault is bound to this key";
 - storage failing: "memory unavailable: the vault could not be read";
 - only recall failing (search down): "memory recall unavailable: the vault could not be read";
 - a client tool named like a memory tool: "memory tools unavailable: tool name collision"
@@ -69,6 +70,10 @@ def plan_request(
     recall_on = key.toggles.recall and headers.get(RECALL_OFF_HEADER, "").strip().lower() != "off"
     plan = Plan(body=body, caller=caller, tools_on=key.toggles.tools)
     if not (recall_on or plan.tools_on):
+        return plan
+    if not key.vault:  # a key made with no vault binding (vault: false)
+        plan.notices.append(NO_VAULT)
+        plan.tools_on = False
         return plan
 
     try:

@@ -298,6 +298,10 @@ class McpHttpApp:
                     " `memvault keys toggle <id> --mcp on`)",
                     code="mcp_disabled",
                 )
+            if not key.vault:
+                raise PermissionDenied(
+                    "memory unavailable: no vault is bound to this key", code="vault_not_bound"
+                )
         except MemvaultError as exc:
             return _domain_refusal(exc)
         caller = Caller(account_id=key.account_id, surface=Surface.MCP, key_id=key.id)

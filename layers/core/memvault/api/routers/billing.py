@@ -9,8 +9,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from memvault.api import schemas
-from memvault.api.deps import MAX_KEY_ID_CHARS, AdminDep, KeyDep, ServicesDep, VaultRoute
-from memvault.errors import InvalidInput, PermissionDenied
+from memvault.api.deps import MAX_KEY_ID_CHARS, ActorDep, ManagerDep, ServicesDep, VaultRoute
+from memvault.errors import InvalidInput
 
 router = APIRouter(prefix="/v1", tags=["balance and usage"], route_class=VaultRoute)
 
@@ -34,7 +34,7 @@ def _day(value: str | None, name: str) -> date | None:
 @router.get("/usage", response_model=schemas.UsageOut, response_model_by_alias=True)
 def usage(
     svc: ServicesDep,
-    key: KeyDep,
+    who: ActorDep,
     from_: Annotated[
         str | None, Query(alias="from", max_length=10, description="YYYY-MM-DD (UTC)")
     ] = None,
@@ -45,35 +45,26 @@ def usage(
         str | None, Query(max_length=MAX_KEY_ID_CHARS, description="Only this key's usage")
     ] = None,
 ) -> schemas.UsageOut:
-    """Usage per UTC day and key. An admin key sees every key of its account; any other
-    key sees only its own. Default: the last 30 days; at most 366 days at once."""
+    """Usage per UTC day and key. Owners and admins see every key of the organisation; a
+    member their own keys; a key without its admin toggle only itself. Default: the last
+    30 days; at most 366 days at once."""
     to_day = _day(to, "to") or svc.billing.default_range(DEFAULT_REPORT_DAYS)[1]
     from_day = _day(from_, "from") or to_day - timedelta(days=DEFAULT_REPORT_DAYS - 1)
-    if not key.admin:
-        if key_id is not None and key_id != key.id:
-            raise PermissionDenied(
-                "a key that is not an admin key sees only its own usage", code="admin_required"
-            )
-        key_id = key.id
-    elif key_id is not None:
-        svc.accounts.get_key(key.account_id, key_id)  # 404 for a key of no one here
-    report = svc.billing.usage_report(
-        key.account_id, from_day=from_day, to_day=to_day, key_id=key_id
-    )
+    report = svc.org.usage(who, from_day=from_day, to_day=to_day, key_id=key_id)
     return schemas.UsageOut.of(report)
 
 
 @router.get("/balance", response_model=schemas.BalanceOut)
-def get_balance(svc: ServicesDep, key: KeyDep) -> schemas.BalanceOut:
-    return schemas.BalanceOut.of(svc.billing.balance(key.account_id))
+def get_balance(svc: ServicesDep, who: ActorDep) -> schemas.BalanceOut:
+    return schemas.BalanceOut.of(svc.org.balance(who))
 
 
 @router.post("/balance", response_model=schemas.BalanceOut)
 def change_balance(
-    svc: ServicesDep, admin: AdminDep, body: schemas.BalanceIn
+    svc: ServicesDep, who: ManagerDep, body: schemas.BalanceIn
 ) -> schemas.BalanceOut:
     """Set the balance (``set_micros``; null makes the account unmetered) or add to it
-    (``add_micros``; negative for corrections). Exactly one of the two."""
+    (``add_micros``; negative for corrections). Exactly one of the two. Owners only."""
     sent = body.model_fields_set
     if len(sent) != 1:
         raise InvalidInput(
@@ -81,9 +72,9 @@ def change_balance(
             code="invalid_balance_change",
         )
     if "set_micros" in sent:
-        balance = svc.billing.set_balance(admin.account_id, body.set_micros)
+        balance = svc.org.set_balance(who, body.set_micros)
     elif body.add_micros is None:
         raise InvalidInput("add_micros must be a whole number", code="invalid_balance_change")
     else:
-        balance = svc.billing.add_balance(admin.account_id, body.add_micros)
+        balance = svc.org.add_balance(who, body.add_micros)
     return schemas.BalanceOut.of(balance)

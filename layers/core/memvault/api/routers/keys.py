@@ -1,37 +1,42 @@
-"""REST routes for API keys and the account (admin keys only, except /v1/me)."""
+"""REST routes for API keys and the account's limits (who may do what: services.keys and
+services.org, through domain.policy; /v1/me is in routers.sessions)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from memvault.api import schemas
-from memvault.api.deps import AdminDep, KeyDep, KeyId, ServicesDep, VaultRoute
+from memvault.api.deps import ActorDep, KeyId, ManagerDep, ServicesDep, VaultRoute
 from memvault.container import Services
 from memvault.domain.models import ApiKey, KeySettings, Limits, Toggles
 
 router = APIRouter(prefix="/v1", tags=["keys and account"], route_class=VaultRoute)
 
 
-def _out(svc: Services, key: ApiKey) -> schemas.KeyOut:
-    return schemas.KeyOut.of(key, svc.billing.key_spent(key.account_id, key.id))
-
-
-@router.get("/me", response_model=schemas.KeyOut)
-def whoami(svc: ServicesDep, key: KeyDep) -> schemas.KeyOut:
-    return _out(svc, key)
+def key_out(svc: Services, key: ApiKey, owners: dict[str, str] | None = None) -> schemas.KeyOut:
+    """A key as the API shows it, with what it spent and its owner's address or name."""
+    if owners is None:
+        member = svc.store.get_member(key.account_id, key.member_id) if key.member_id else None
+        owners = {member.id: member.email or member.name} if member else {}
+    return schemas.KeyOut.of(
+        key, svc.billing.key_spent(key.account_id, key.id), owners.get(key.member_id or "")
+    )
 
 
 @router.get("/keys", response_model=list[schemas.KeyOut])
-def list_keys(svc: ServicesDep, admin: AdminDep) -> list[schemas.KeyOut]:
-    return [_out(svc, k) for k in svc.accounts.list_keys(admin.account_id)]
+def list_keys(svc: ServicesDep, who: ManagerDep) -> list[schemas.KeyOut]:
+    """Every key of the organisation for owners and admins; a member's own otherwise."""
+    owners = {m.id: m.email or m.name for m in svc.store.list_members(who.account_id)}
+    return [key_out(svc, k, owners) for k in svc.keys.list_keys(who)]
 
 
 @router.post("/keys", response_model=schemas.KeyCreatedOut, status_code=201)
 def create_key(
-    svc: ServicesDep, admin: AdminDep, body: schemas.KeyCreateIn
+    svc: ServicesDep, who: ManagerDep, body: schemas.KeyCreateIn
 ) -> schemas.KeyCreatedOut:
-    issued = svc.accounts.issue_key(
-        admin.account_id,
+    """A key of one's own; its secret is shown this once."""
+    issued = svc.keys.create_key(
+        who,
         name=body.name,
         toggles=Toggles(recall=body.recall, tools=body.tools, mcp=body.mcp),
         admin=body.admin,
@@ -40,15 +45,17 @@ def create_key(
             recall_tokens=body.recall_tokens,
             spend_cap_micros=body.spend_cap_micros,
         ),
+        vault=body.vault,
     )
-    return schemas.KeyCreatedOut(**schemas.KeyOut.of(issued.key).model_dump(), secret=issued.secret)
+    shown = key_out(svc, issued.key).model_dump()
+    return schemas.KeyCreatedOut(**shown, secret=issued.secret)
 
 
 @router.patch("/keys/{key_id}", response_model=schemas.KeyOut)
 def update_key(
-    svc: ServicesDep, admin: AdminDep, key_id: KeyId, body: schemas.TogglesIn
+    svc: ServicesDep, who: ManagerDep, key_id: KeyId, body: schemas.TogglesIn
 ) -> schemas.KeyOut:
-    current = svc.accounts.get_key(admin.account_id, key_id)
+    current = svc.keys.get_key(who, key_id)
     toggles = Toggles(
         recall=current.toggles.recall if body.recall is None else body.recall,
         tools=current.toggles.tools if body.tools is None else body.tools,
@@ -63,30 +70,30 @@ def update_key(
             body.spend_cap_micros if "spend_cap_micros" in sent else current.spend_cap_micros
         ),
     )
-    updated = svc.accounts.update_key(
-        admin.account_id,
+    updated = svc.keys.update_key(
+        who,
         key_id,
         toggles=toggles,
         settings=settings if settings != current.settings else None,
     )
-    return _out(svc, updated)
+    return key_out(svc, updated)
 
 
 @router.delete("/keys/{key_id}", response_model=schemas.KeyOut)
-def revoke_key(svc: ServicesDep, admin: AdminDep, key_id: KeyId) -> schemas.KeyOut:
-    return _out(svc, svc.accounts.revoke(admin.account_id, key_id))
+def revoke_key(svc: ServicesDep, who: ManagerDep, key_id: KeyId) -> schemas.KeyOut:
+    return key_out(svc, svc.keys.revoke_key(who, key_id))
 
 
 @router.get("/account", response_model=schemas.AccountOut)
-def get_account(svc: ServicesDep, key: KeyDep) -> schemas.AccountOut:
-    return schemas.AccountOut.of(svc.accounts.get_account(key.account_id))
+def get_account(svc: ServicesDep, who: ActorDep) -> schemas.AccountOut:
+    return schemas.AccountOut.of(svc.org.organisation(who))
 
 
 @router.patch("/account/limits", response_model=schemas.AccountOut)
-def set_limits(svc: ServicesDep, admin: AdminDep, body: schemas.LimitsIn) -> schemas.AccountOut:
-    current = svc.accounts.get_account(admin.account_id).limits
+def set_limits(svc: ServicesDep, who: ManagerDep, body: schemas.LimitsIn) -> schemas.AccountOut:
+    current = svc.org.organisation(who).limits
     limits = Limits(
         max_notes=body.max_notes or current.max_notes,
         max_bytes=body.max_bytes or current.max_bytes,
     )
-    return schemas.AccountOut.of(svc.accounts.set_limits(admin.account_id, limits))
+    return schemas.AccountOut.of(svc.org.set_limits(who, limits))

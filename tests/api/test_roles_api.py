@@ -1,0 +1,199 @@
+"""Every management route, tried by each role over HTTP: an owner, an admin and a member
+(each signed in, with the session cookie and CSRF token) and a vault key (an owner's key
+without the admin toggle). What each may do is the README's role table; a refusal is
+403 and changes nothing, an allowance answers 2xx.
+
+Each attempt gets fresh targets (a colleague made for it, a key of theirs, an
+invitation), so one attempt's success cannot spoil the next one's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from memvault.container import Services
+from memvault.domain.identity import Role
+from memvault.domain.models import Toggles
+from memvault.http_edge import SESSION_COOKIE
+from tests.api.helpers import url
+from tests.support.people import PASSWORD, Org, make_org
+from tests.support.servers import LiveServer
+
+ACTORS = ("owner", "admin", "member", "vault key")
+EVERYONE = frozenset(ACTORS)
+PEOPLE = frozenset({"owner", "admin", "member"})
+ADMINS = frozenset({"owner", "admin"})
+OWNER = frozenset({"owner"})
+
+
+@dataclass
+class Targets:
+    """What an attempt acts on, made fresh for it."""
+
+    colleague: str = ""  # a member's id
+    colleague_key: str = ""
+    own_key: str = ""
+    owner_colleague: str = ""  # a second owner's id
+    member_invitation: str = ""
+    owner_invitation: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
+    owner = org.owner.key_caller
+    made = []
+    for role in (Role.MEMBER, Role.OWNER):
+        issued = services.members.invite(
+            owner, f"{role}-{actor}-{n}@org-a.test".replace(" ", ""), role
+        )
+        made.append(
+            services.members.accept_invitation(issued.token, name="Colleague", password=PASSWORD)
+        )
+    colleague = made[0]
+    colleague_caller = services.callers.for_session(
+        colleague.secret, csrf_token=colleague.csrf_token, unsafe=True
+    )
+    colleague_key = services.keys.create_key(colleague_caller, name="theirs", toggles=Toggles())
+    me = org.people[actor] if actor != "vault key" else org.owner
+    own = services.keys.create_key(me.key_caller, name="mine", toggles=Toggles())
+    member_invite = services.members.invite(
+        owner, f"m-{actor}-{n}@x.test".replace(" ", ""), Role.MEMBER
+    )
+    owner_invite = services.members.invite(
+        owner, f"o-{actor}-{n}@x.test".replace(" ", ""), Role.OWNER
+    )
+    return Targets(
+        colleague=colleague.member.id,
+        colleague_key=colleague_key.key.id,
+        own_key=own.key.id if actor != "vault key" else org.owner.vault_key.key.id,
+        owner_colleague=made[1].member.id,
+        member_invitation=member_invite.invitation.id,
+        owner_invitation=owner_invite.invitation.id,
+    )
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str  # formatted with the Targets' fields
+    allowed: frozenset[str]
+    body: Callable[[Targets], Any] | None = None
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+def _json(value: Any) -> Callable[[Targets], Any]:
+    return lambda _t: value
+
+
+ROUTES = [
+    # the organisation, its limits and money
+    Route("GET", "/v1/org", EVERYONE),
+    Route("PATCH", "/v1/org", OWNER, _json({"name": "Renamed"})),
+    Route("GET", "/v1/account", EVERYONE),
+    Route("PATCH", "/v1/account/limits", OWNER, _json({"max_notes": 100})),
+    Route("GET", "/v1/balance", EVERYONE),
+    Route("POST", "/v1/balance", OWNER, _json({"set_micros": 1_000})),
+    Route("GET", "/v1/usage", EVERYONE),
+    Route("GET", "/v1/usage?key_id={colleague_key}", ADMINS),
+    Route("GET", "/v1/usage?key_id={own_key}", EVERYONE),
+    # members
+    Route("GET", "/v1/members", PEOPLE),
+    Route("PATCH", "/v1/members/{colleague}", OWNER, _json({"role": "admin"})),
+    Route("PATCH", "/v1/members/{colleague}", OWNER, _json({"disabled": True})),
+    Route("DELETE", "/v1/members/{colleague}", ADMINS),
+    Route("DELETE", "/v1/members/{owner_colleague}", OWNER),
+    # invitations
+    Route("POST", "/v1/invitations", OWNER, _json({"email": "new-o@x.test", "role": "owner"})),
+    Route("POST", "/v1/invitations", ADMINS, _json({"email": "new-a@x.test", "role": "admin"})),
+    Route("POST", "/v1/invitations", ADMINS, _json({"email": "new-m@x.test", "role": "member"})),
+    Route("GET", "/v1/invitations", ADMINS),
+    Route("DELETE", "/v1/invitations/{member_invitation}", ADMINS),
+    Route("DELETE", "/v1/invitations/{owner_invitation}", OWNER),
+    # keys
+    Route("GET", "/v1/keys", PEOPLE),
+    Route("POST", "/v1/keys", PEOPLE, _json({"name": "k", "recall": True})),
+    Route("POST", "/v1/keys", OWNER, _json({"name": "k", "spend_cap_micros": 5})),
+    Route("PATCH", "/v1/keys/{own_key}", PEOPLE, _json({"mcp": True})),
+    Route("PATCH", "/v1/keys/{colleague_key}", OWNER, _json({"mcp": True})),
+    Route("PATCH", "/v1/keys/{own_key}", OWNER, _json({"spend_cap_micros": 5})),
+    Route("DELETE", "/v1/keys/{colleague_key}", ADMINS),
+    Route("DELETE", "/v1/keys/{own_key}", PEOPLE),
+    # the audit log, oneself
+    Route("GET", "/v1/audit", ADMINS),
+    Route("GET", "/v1/me", EVERYONE),
+    Route("PATCH", "/v1/me", PEOPLE, _json({"name": "Me"})),
+    Route("GET", "/v1/sessions", PEOPLE),
+    Route(
+        "POST",
+        "/v1/me/password",
+        PEOPLE,
+        _json({"current_password": PASSWORD, "new_password": "another long passphrase"}),
+    ),
+    # the vault: every key (bound to it) and every person
+    Route("GET", "/v1/notes", EVERYONE),
+    Route("PUT", url("roles/a.md"), EVERYONE, _json({"markdown": "x"})),
+    Route("GET", "/v1/search?q=x", EVERYONE),
+    Route("GET", "/v1/export", EVERYONE),
+]
+
+
+def client_for(server: LiveServer, org: Org, actor: str) -> httpx.Client:
+    if actor == "vault key":
+        return server.client(org.owner.vault_key.secret)
+    # A fresh session each time: a password change ends the others.
+    started = server.services.sessions.sign_in_password(org.people[actor].email, PASSWORD)
+    return httpx.Client(
+        base_url=server.url,
+        cookies={SESSION_COOKIE: started.secret},
+        headers={"x-csrf-token": started.csrf_token},
+        timeout=30.0,
+    )
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=str)
+def test_each_role_on_each_route(live_server: LiveServer, route: Route) -> None:
+    services = live_server.services
+    org = make_org(services, "org-a")
+    wrong: list[str] = []
+    for n, actor in enumerate(ACTORS):
+        targets = fresh_targets(services, org, actor, n)
+        path = route.path.format(**vars(targets))
+        body = route.body(targets) if route.body else None
+        with client_for(live_server, org, actor) as client:
+            r = client.request(route.method, path, json=body)
+        allowed = actor in route.allowed
+        if allowed and not 200 <= r.status_code < 300:
+            wrong.append(f"{actor}: expected 2xx, got {r.status_code} {r.text[:200]}")
+        if not allowed and r.status_code != 403:
+            wrong.append(f"{actor}: expected 403, got {r.status_code} {r.text[:200]}")
+        if not allowed and r.status_code == 403:
+            assert r.json()["error"]["code"] in ("owner_required", "admin_required"), r.text
+        # The password is set back, so later attempts sign in with it.
+        if route.path == "/v1/me/password" and allowed:
+            member = org.people[actor].member
+            services.store.set_password_hash(
+                member.account_id, member.id, services.members.hasher.hash(PASSWORD)
+            )
+    assert not wrong, f"{route}:\n" + "\n".join(wrong)
+
+
+def test_a_member_lists_only_themself_and_their_own_keys(
+    live_server: LiveServer,
+) -> None:
+    org = make_org(live_server.services, "org-a")
+    with client_for(live_server, org, "member") as c:
+        assert [m["id"] for m in c.get("/v1/members").json()] == [org.member.member.id]
+        keys = c.get("/v1/keys").json()
+        assert {k["member_id"] for k in keys} == {org.member.member.id}
+    with client_for(live_server, org, "admin") as c:
+        assert len(c.get("/v1/members").json()) == 3
+        assert {k["member_id"] for k in c.get("/v1/keys").json()} == {
+            p.member.id for p in org.people.values()
+        }
