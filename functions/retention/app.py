@@ -24,6 +24,9 @@ retention = RetentionService(
     services.billing,
     services.store,
     deleted_note_keep_days=services.settings.deleted_note_keep_days,
+    sessions=services.sessions,
+    members=services.members,
+    audit=services.audit,
 )
 
 

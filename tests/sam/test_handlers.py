@@ -281,7 +281,14 @@ def test_retention_handler_runs_on_the_schedule_event(
 
     assert first["counts"]["deleted_notes_purged"] == 1
     assert second["counts"]["deleted_notes_purged"] == 0
-    assert set(first["counts"]) == {"holds_released", "usage_expired", "deleted_notes_purged"}
+    assert set(first["counts"]) == {
+        "holds_released",
+        "usage_expired",
+        "deleted_notes_purged",
+        "sessions_expired",
+        "invitations_expired",
+        "audit_events_expired",
+    }
     assert fn.services.store.list_versions(ACCOUNT, "gone.md") == []
     assert [v.version for v in fn.services.store.list_versions(ACCOUNT, "kept.md")] == [1]
     metrics = emf_metrics(capsys.readouterr().out)

@@ -82,3 +82,31 @@ def test_reports_every_sweep_and_survives_a_failing_one(
     assert not report.ok
     assert report.errors == {"broken": "RuntimeError: boom"}
     assert set(report.counts) == {"holds_released", "usage_expired", "deleted_notes_purged"}
+
+
+def test_the_sweep_forgets_expired_sessions_invitations_and_audit_events(
+    services: Services, clock: FakeClock
+) -> None:
+    from memvault.domain.identity import Role
+    from tests.support.people import make_org
+
+    org = make_org(services, "org-a")
+    services.members.invite(org.owner.caller, "later@org-a.test", Role.MEMBER)
+    sweeper = RetentionService(
+        services.billing,
+        services.store,
+        deleted_note_keep_days=30,
+        sessions=services.sessions,
+        members=services.members,
+        audit=services.audit,
+    )
+    assert sweeper.run(clock()).counts["sessions_expired"] == 0  # nothing due yet
+    clock.advance(services.settings.usage_retention_days * DAY_SECONDS + 1)
+    report = sweeper.run(clock())
+    assert report.ok, report.errors
+    counts = {k: report.counts[k] for k in report.counts if k.endswith("expired")}
+    if services.settings.backend == "sqlite":
+        assert counts["sessions_expired"] == 3 and counts["invitations_expired"] == 1
+        assert counts["audit_events_expired"] > 0
+    else:  # DynamoDB's TTL removes them
+        assert counts["sessions_expired"] == counts["invitations_expired"] == 0

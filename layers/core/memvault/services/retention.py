@@ -15,7 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from memvault.ports import RetentionSweep
+from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
+from memvault.services.members import MemberService
+from memvault.services.sessions import SessionService
 
 log = logging.getLogger("memvault.retention")
 
@@ -40,7 +43,14 @@ class RetentionReport:
 
 class RetentionService:
     def __init__(
-        self, billing: BillingService, store: RetentionSweep, *, deleted_note_keep_days: int
+        self,
+        billing: BillingService,
+        store: RetentionSweep,
+        *,
+        deleted_note_keep_days: int,
+        sessions: SessionService | None = None,
+        members: MemberService | None = None,
+        audit: AuditService | None = None,
     ) -> None:
         self.billing = billing
         self.store = store
@@ -53,6 +63,14 @@ class RetentionService:
             "usage_expired": lambda _now: self.billing.expire_usage(),
             "deleted_notes_purged": self.purge_deleted_notes,
         }
+        # Expired sessions and invitations, and audit events past the usage records'
+        # retention (on DynamoDB their TTL does it, and these count 0).
+        if sessions is not None:
+            self.sweeps["sessions_expired"] = lambda _now: sessions.expire()
+        if members is not None:
+            self.sweeps["invitations_expired"] = lambda _now: members.expire_invitations()
+        if audit is not None:
+            self.sweeps["audit_events_expired"] = lambda _now: audit.expire()
 
     def purge_deleted_notes(self, now: float) -> int:
         """Forget notes deleted more than the keep period ago, with their history."""
