@@ -125,7 +125,8 @@ def test_first_start_prints_the_admin_key_once_and_never_again(
 
     answer = me(first.url, key)
     assert answer.status_code == 200, answer.text
-    who = answer.json()
+    assert (answer.json()["auth"], answer.json()["role"]) == ("key", "owner")
+    who = answer.json()["key"]  # the local organisation's owner's key
     assert who["admin"] is True
     assert (who["recall"], who["tools"], who["mcp"]) == (True, True, True)
     assert who["revoked_at"] is None
@@ -145,8 +146,8 @@ def test_first_start_prints_the_admin_key_once_and_never_again(
     second = serve(env)
     second.wait_healthy()
     assert KEY_RE.search(second.stdout) is None, second.stdout
-    assert "created the local account" not in second.stdout
-    assert me(second.url, key).json()["admin"] is True
+    assert "created the local" not in second.stdout
+    assert me(second.url, key).json()["key"]["admin"] is True
     note = httpx.get(
         f"{second.url}/v1/notes/kept.md", headers={"Authorization": f"Bearer {key}"}, timeout=10
     )

@@ -14,7 +14,14 @@ from functools import lru_cache
 from memvault.adapters.passwords import Argon2Hasher
 from memvault.domain.budgets import BucketPolicy
 from memvault.domain.pricing import PriceTable
-from memvault.ports import Ledger, PasswordHasher, RateLimiter, SearchIndex, VaultStore
+from memvault.ports import (
+    IdentityStorage,
+    Ledger,
+    PasswordHasher,
+    RateLimiter,
+    SearchIndex,
+    VaultStore,
+)
 from memvault.services.accounts import AccountService
 from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
@@ -55,13 +62,7 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
     index: SearchIndex
     limiter: RateLimiter
     ledger: Ledger
-    # Sign-in attempts: per email address, and three times as many per client address.
-    email_policy = BucketPolicy(
-        rate_per_minute=settings.sign_in_per_minute, burst=settings.sign_in_burst
-    )
-    client_policy = BucketPolicy(
-        rate_per_minute=3 * settings.sign_in_per_minute, burst=3 * settings.sign_in_burst
-    )
+    email_policy, client_policy = sign_in_policies(settings)
     email_attempts: RateLimiter
     client_attempts: RateLimiter
     # Read first: a bad price table is a startup error naming the file.
@@ -109,18 +110,8 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         reservation_ttl_seconds=settings.reservation_ttl_seconds,
         usage_retention_days=settings.usage_retention_days,
     )
-    hasher: PasswordHasher = Argon2Hasher(settings.password_hash_cost)
-    audit = AuditService(store, clock, retention_days=settings.usage_retention_days)
-    sessions = SessionService(
-        store,
-        accounts,
-        audit,
-        hasher,
-        clock,
-        email_attempts=email_attempts,
-        client_attempts=client_attempts,
-        idle_seconds=settings.session_idle_minutes * 60,
-        max_seconds=settings.session_max_hours * 3600,
+    audit, sessions, members = build_people(
+        settings, store, accounts, clock, email_attempts, client_attempts
     )
     return Services(
         settings=settings,
@@ -134,20 +125,58 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         billing=billing,
         audit=audit,
         sessions=sessions,
-        members=MemberService(
-            store,
-            accounts,
-            sessions,
-            audit,
-            hasher,
-            clock,
-            invitation_days=settings.invitation_days,
-            password_min_length=settings.password_min_length,
-        ),
+        members=members,
         keys=KeyService(store, accounts, audit),
         org=OrgService(store, accounts, billing, audit),
         callers=CallerResolver(accounts, store, sessions),
     )
+
+
+def sign_in_policies(settings: Settings) -> tuple[BucketPolicy, BucketPolicy]:
+    """Sign-in attempts: per email address, and three times as many per client address."""
+    per_email = BucketPolicy(
+        rate_per_minute=settings.sign_in_per_minute, burst=settings.sign_in_burst
+    )
+    per_client = BucketPolicy(
+        rate_per_minute=3 * settings.sign_in_per_minute, burst=3 * settings.sign_in_burst
+    )
+    return per_email, per_client
+
+
+def build_people(
+    settings: Settings,
+    store: IdentityStorage,
+    accounts: AccountService,
+    clock: Callable[[], float],
+    email_attempts: RateLimiter,
+    client_attempts: RateLimiter,
+) -> tuple[AuditService, SessionService, MemberService]:
+    """The services of people and their access, over any store that has them (also what
+    `memvault orgs create` builds on a deployed stack's table, without the rest)."""
+    hasher: PasswordHasher = Argon2Hasher(settings.password_hash_cost)
+    audit = AuditService(store, clock, retention_days=settings.usage_retention_days)
+    sessions = SessionService(
+        store,
+        accounts,
+        audit,
+        hasher,
+        clock,
+        email_attempts=email_attempts,
+        client_attempts=client_attempts,
+        idle_seconds=settings.session_idle_minutes * 60,
+        max_seconds=settings.session_max_hours * 3600,
+    )
+    members = MemberService(
+        store,
+        accounts,
+        sessions,
+        audit,
+        hasher,
+        clock,
+        invitation_days=settings.invitation_days,
+        password_min_length=settings.password_min_length,
+    )
+    return audit, sessions, members
 
 
 @lru_cache(maxsize=1)

@@ -54,7 +54,11 @@ def keys_create(
     tools: Annotated[bool, typer.Option("--tools", help="Turn memory tools on.")] = False,
     mcp: Annotated[bool, typer.Option("--mcp", help="Turn MCP on.")] = False,
     admin: Annotated[
-        bool, typer.Option("--admin", help="May manage keys and limits (to rotate admin keys).")
+        bool,
+        typer.Option("--admin", help="Acts with your role in management (keys, members, billing)."),
+    ] = False,
+    no_vault: Annotated[
+        bool, typer.Option("--no-vault", help="Bind the key to no vault (memory off).")
     ] = False,
     recall_notes: RecallNotesOpt = None,
     recall_tokens: RecallTokensOpt = None,
@@ -73,6 +77,7 @@ def keys_create(
         "tools": tools,
         "mcp": mcp,
         "admin": admin,
+        "vault": not no_vault,
         **_key_settings(recall_notes, recall_tokens, spend_cap),
     }
 
@@ -116,6 +121,14 @@ def _show_keys(keys: Any) -> None:
         revoked = (k["revoked_at"] or "")[:10]
         table.add_row(k["id"], Text(k["name"]), k["prefix"] + "…", *flags, revoked)
     out.print(table)
+    # Whose each key is (its owner's address, or name), in a table of its own to fit.
+    owners = Table(
+        "id", "owner", "vault", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+    owners.columns[0].no_wrap = True
+    for k in keys:
+        owners.add_row(k["id"], Text(k.get("owner") or "-"), on_off(k.get("vault", True)))
+    out.print(owners)
     # The gateway settings in a table of their own: one wide table would not fit 80 columns.
     gateway = Table(
         "id",
@@ -141,7 +154,8 @@ def _show_keys(keys: Any) -> None:
 
 @app.command("list")
 def keys_list(url: UrlOpt = DEFAULT_URL, key: KeyOpt = None, as_json: JsonOpt = False) -> None:
-    """List the account's keys (secrets are never shown again; only their prefix)."""
+    """List the keys you may see, with each one's owner (secrets are never shown again;
+    only their prefix). Owners and admins see every key of the organisation."""
     run_call(
         url,
         key,
@@ -231,7 +245,8 @@ def keys_revoke(
     """Revoke a key; it stops working at once and cannot be turned back on."""
 
     def call(client: Client) -> Any:
-        if not yes and client.json("GET", "/v1/me")["id"] == key_id:
+        me = client.json("GET", "/v1/me")
+        if not yes and (me.get("key") or {}).get("id") == key_id:
             die(
                 f"{key_id} is the key this command is using; once revoked it stops working"
                 " for good. Pass --yes to do it anyway."

@@ -9,10 +9,10 @@ limited); 2 the request was refused (bad input, no or bad key, not found, confli
 Results go to stdout; errors, hints and progress bars go to stderr.
 
 This module is the app's wiring: the commands live one module per group (`serve`,
-`notes`, `transfer`, `keys`, `billing`, `bootstrap`); they reach the server through
-`calls.run_call` and print through `output`. Help lists the commands in the order they
-are registered here. Every app, group and command is built on `commands` (flags shown
-bare in help; markdown starting with "-" taken as text).
+`notes`, `transfer`, `keys`, `members`, `billing`, `bootstrap`, `orgs`); they reach the
+server through `calls.run_call` and print through `output`. Help lists the commands in
+the order they are registered here. Every app, group and command is built on `commands`
+(flags shown bare in help; markdown starting with "-" taken as text).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Annotated
 import typer
 
 from memvault import __version__
-from memvault.cli import billing, keys, notes, serve, transfer
+from memvault.cli import billing, keys, members, notes, orgs, serve, transfer
 from memvault.cli.bootstrap import bootstrap
 from memvault.cli.commands import App
 from memvault.cli.output import out
@@ -35,6 +35,8 @@ app = App(
     pretty_exceptions_show_locals=False,
 )
 app.add_typer(keys.app, name="keys")
+app.add_typer(members.app, name="members")
+app.add_typer(orgs.app, name="orgs")
 app.command("bootstrap")(bootstrap)
 # Server and storage.
 app.command()(serve.serve)

@@ -60,11 +60,14 @@ def serve(
         die(f"cannot open the data directory: {exc}", 1)
     if issued is not None:
         out.print(
-            "\n[bold]memvault: created the local account.[/bold] Its admin key is shown this"
-            " once (only a hash is kept); keep it somewhere safe:\n"
+            "\n[bold]memvault: created the local organisation.[/bold] Its owner's admin key"
+            " is shown this once (only a hash is kept); keep it somewhere safe:\n"
         )
         out.print(Text(f"    export MEMVAULT_API_KEY={issued.secret}", style="bold green"))
-        out.print()
+        out.print(
+            "\nSign in to the dashboard with it (then set a password), or use it with the"
+            " CLI and the API.\n"
+        )
     data = services.settings.data_dir if embedded else "(aws)"
     out.print(Text(f"memvault: data in {data}"))
     out.print(Text(f"memvault: serving http://{bind_host}:{bind_port} (Ctrl-C to stop)"))
@@ -98,8 +101,8 @@ def mcp_stdio() -> None:
         die(f"cannot open the data directory: {exc}", 1)
     if issued is not None:
         err.print(
-            "memvault: created the local account. Its admin key, shown this once, is"
-            f" {issued.secret} (for `memvault serve` and the REST API)."
+            "memvault: created the local organisation. Its owner's admin key, shown this"
+            f" once, is {issued.secret} (for `memvault serve` and the REST API)."
         )
     err.print(Text(f"memvault: MCP on stdio, data in {services.settings.data_dir}"))
     serve_stdio(services)
@@ -133,9 +136,15 @@ def reindex(
         services = get_services()
         if services.store.get_account(account_id) is None:
             die(f"no account {account_id!r} on this backend", 1)
+        # The organisation upgrade (keys stored before members get their first owner; the
+        # directory lists it), then the index.
+        upgraded = services.accounts.upgrade(account_id)
+        services.store.list_organisation(account_id)
         count = services.vault.reindex(account_id)
     except MemvaultError as exc:
         fail(exc)
+    if upgraded:
+        out.print(Text(f"gave {plural(upgraded, 'key')} with no owner to the first owner"))
     out.print(Text(f"reindexed {plural(count, 'note')} of account {account_id}"))
 
 
