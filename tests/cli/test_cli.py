@@ -297,7 +297,8 @@ def test_search_table_shows_scores_paths_and_titles(cli: Cli) -> None:
     for path in ("fruit/apples.md", "fruit/pears.md", "other/markup.md"):
         assert path in table
     assert "other/cars.md" not in table
-    assert "1.00" in table  # the best hit
+    best = cli.server.client().get("/v1/search", params={"q": "apples"}).json()["results"][0]
+    assert f"{best['score']:.2f}" in table  # the server's 0-1 score, as REST reports it
     assert "[/] odd [red] title" in table  # note text is never read as console markup
 
     assert cli.ok("search", "zzzunfindable").stdout.strip() == "no matches"
@@ -315,7 +316,9 @@ def test_search_json_is_the_agent_note_shape(cli: Cli) -> None:
         assert hit["id"] == cli.note(hit["path"])["id"]
         assert "---" not in hit["body"]
     scores = [h["score"] for h in hits]
-    assert scores[0] == 1.0 and scores == sorted(scores, reverse=True)
+    assert scores == sorted(scores, reverse=True)
+    rest = cli.server.client().get("/v1/search", params={"q": "apples"}).json()["results"]
+    assert [(h["path"], h["score"]) for h in hits] == [(h["path"], h["score"]) for h in rest]
     best = hits[0]
     assert best["title"] == "Apples" and best["tags"] == ["fruit"]
     assert best["body"] == "# Apples\n\nApples apples apples.\n"
@@ -323,7 +326,8 @@ def test_search_json_is_the_agent_note_shape(cli: Cli) -> None:
     assert cli.json("search", "zzzunfindable") == []
     filtered = cli.json("search", "apples", "--folder", "fruit", "--tag", "fruit")
     assert [h["path"] for h in filtered] == ["fruit/apples.md"]
-    assert filtered[0]["score"] == 1.0
+    # The note's own score, not one relative to the page's best.
+    assert filtered[0]["score"] == hits[0]["score"]
     assert len(cli.json("search", "apples", "--limit", "1")) == 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memvault.container import Services
+from memvault.domain import ranking
 from memvault.errors import Conflict, InvalidInput, NotFound, RateLimited
 from memvault.services.context import Caller, Surface
 from tests.support.clock import FakeClock
@@ -92,6 +93,55 @@ def test_search_finds_ranks_and_snippets(services: Services, user: Caller) -> No
     assert "<mark>" in hits[1].snippet
     assert all(h.score > 0 for h in hits)
     assert hits[0].score >= hits[1].score
+
+
+def test_scores_are_between_zero_and_one_in_any_vault(services: Services, user: Caller) -> None:
+    # The only match of a one-note vault (raw BM25: 2.1e-6, every idf at its floor).
+    services.vault.write(user, "only.md", "# Kestrel\n\nA kestrel hovering over the field.")
+    [only] = services.vault.search(user, "kestrel")
+    assert 0.5 < only.score < ranking.SCORE_MAX
+    services.vault.write(user, "b.md", "# Field notes\n\nkestrel, buzzard and a field of barley")
+    services.vault.write(user, "c.md", "barley prices " * 200)
+    for text in ("kestrel", "field barley", "kestrel buzzard barley prices", "the", "zzzabsent"):
+        for hit in services.vault.search(user, text):
+            assert 0.0 < hit.score < ranking.SCORE_MAX < 1.0, (text, hit)
+
+
+def test_a_note_holding_each_word_once_at_average_length_scores_one_half(
+    services: Services, user: Caller, clock: FakeClock
+) -> None:
+    # Two notes of one length (so each is the average), each word in one of them.
+    services.vault.write(user, "x.md", "lynx otter")
+    services.vault.write(user, "y.md", "vole newt")
+    clock.advance(200 * 365 * 86400)  # recency ~0 and no links: the multiplier is ~1
+    [hit] = services.vault.search(user, "lynx otter")
+    assert hit.path == "x.md"
+    assert hit.score == pytest.approx(0.5, abs=1e-3)
+
+
+def test_scores_are_comparable_across_queries(services: Services, user: Caller) -> None:
+    # The score says how much of the query a note holds and how strongly, on one scale
+    # for every query: a note holding all of one query's words, often and in its title,
+    # outscores a weak match of one word of another, and a fixed cutoff (0.4) tells them
+    # apart.
+    vault = services.vault
+    vault.write(
+        user,
+        "db/Postgres migration.md",
+        "# Postgres migration\n\nSteps for the postgres migration: dump, restore, verify.",
+    )
+    vault.write(user, "ops/Runbook.md", "# Runbook\n\n" + "on call rotation " * 40 + "kubernetes")
+    vault.write(user, "ops/Deploy.md", "# Deploy\n\nhelm charts and the rollout checklist")
+    for i in range(6):
+        vault.write(user, f"misc/n{i}.md", f"# Note {i}\n\nweekly notes about coffee {i}")
+    strong = vault.search(user, "postgres migration")[0]
+    assert strong.path == "db/Postgres migration.md"
+    hits = {h.path: h for h in vault.search(user, "kubernetes helm rollout")}
+    weak = hits["ops/Runbook.md"]  # one of the three words, once, in a long note
+    assert strong.score > 0.6 and weak.score < 0.2
+    assert strong.score > 0.4 > weak.score
+    # Within a query too: holding more of its words scores higher.
+    assert hits["ops/Deploy.md"].score > weak.score
 
 
 def test_search_stems_english(services: Services, user: Caller) -> None:

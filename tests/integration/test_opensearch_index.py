@@ -8,11 +8,13 @@ CI=true. Every test works in its own account inside one index made for this modu
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,16 +23,20 @@ from opensearchpy.exceptions import RequestError
 
 from memvault.adapters.aws import search as search_module
 from memvault.adapters.aws.search import (
+    INDEX_BODY,
     MAX_ANALYZED_OFFSET,
+    SCHEMA_VERSION,
     OpenSearchIndex,
     doc_id,
     make_client,
     tag_keys,
 )
+from memvault.adapters.sqlite.db import Database
+from memvault.adapters.sqlite.search import SqliteSearchIndex
 from memvault.domain import ranking
 from memvault.domain.markdown import SEARCH_BODY_LIMIT_BYTES
 from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
-from memvault.domain.query import TermSelection, search_terms
+from memvault.domain.query import TermSelection, held, search_terms
 from memvault.errors import InvalidInput, ServiceUnavailable
 from tests.support.hostile_queries import HOSTILE_QUERIES
 from tests.support.opensearch import opensearch_url, require_reason
@@ -110,16 +116,66 @@ def paths(hits: list[SearchHit]) -> list[str]:
 
 
 def relevance(ix: OpenSearchIndex, account: str, text: str, limit: int = 100) -> dict[str, float]:
-    """path -> the engine's BM25 relevance alone (the same query without the multiplier)."""
+    """path -> the BM25 relevance alone (the same query without the multiplier)."""
+    terms = search_terms(text)
+    corpus, counts = ix.statistics(account, terms)
+    selection = held(TermSelection.every(terms), counts)
+    weights = {t: ranking.idf(corpus.notes, counts[t]) for t in selection.terms}
     body = ix.search_body(
-        account,
-        SearchQuery(text, limit=limit),
-        TermSelection.every(search_terms(text)),
-        now=NOW,
-        scored=False,
+        account, SearchQuery(text, limit=limit), selection, weights, corpus, now=NOW, scored=False
     )
     resp: dict[str, Any] = ix.client.search(index=ix.index, body=body, routing=account)
     return {h["_source"]["path"]: float(h["_score"]) for h in resp["hits"]["hits"]}
+
+
+def expected_scores(
+    ix: OpenSearchIndex, docs: list[SearchDoc], text: str, now: float = NOW
+) -> dict[str, float]:
+    """path -> the 0-1 score domain.ranking defines, computed here in Python over ``docs``
+    alone (one account's notes), from the tokens the node's analyzer gives."""
+
+    def tokens(field: str, values: tuple[str, ...] | list[str]) -> list[str]:
+        out: list[str] = []
+        for value in values:
+            body = {"field": field, "text": value}
+            out += [
+                t["token"] for t in ix.client.indices.analyze(index=ix.index, body=body)["tokens"]
+            ]
+        return out
+
+    fields = {
+        d.path: {
+            "path": tokens("path", [d.path]),
+            "title": tokens("title", [d.title]),
+            "tags": tokens("tags", list(d.tags)),
+            "body": tokens("body", [d.body]),
+        }
+        for d in docs
+    }
+    length = {p: sum(map(len, f.values())) + ranking.LENGTH_OFFSET for p, f in fields.items()}
+    avgdl = ranking.average_length(len(docs), sum(length.values()))
+
+    def freq(path: str, term: str) -> float:
+        wanted = tokens("body", [term])
+        return sum(
+            ranking.FIELD_WEIGHTS[name] * sum(found.count(t) for t in wanted)
+            for name, found in fields[path].items()
+        )
+
+    terms = [t for t in search_terms(text) if any(freq(d.path, t) for d in docs)]
+    idf = {t: ranking.idf(len(docs), sum(1 for d in docs if freq(d.path, t))) for t in terms}
+    weight = ranking.query_weight(idf.values())
+    scores = {}
+    for d in docs:
+        rel = sum(
+            ranking.term_relevance(idf[t], f, length[d.path], avgdl)
+            for t in terms
+            if (f := freq(d.path, t))
+        )
+        if rel:
+            final = ranking.final_score(rel, d.updated_at, d.inbound_links, now)
+            scores[d.path] = ranking.score(final, weight)
+    return scores
 
 
 def unused_port() -> int:
@@ -266,9 +322,10 @@ def test_recency_breaks_ties(index: OpenSearchIndex, acct: str) -> None:
     )
     hits = search(index, acct, "kumquat")
     assert paths(hits) == ["new.md", "old.md"]
-    # Same relevance: the score ratio is the multiplier ratio.
+    # Same relevance: the final scores' ratio is the multiplier ratio.
     want = ranking.multiplier(NOW, 0, NOW) / ranking.multiplier(NOW - 90 * DAY, 0, NOW)
-    assert hits[0].score / hits[1].score == pytest.approx(want, rel=1e-6)
+    final = [h.score / (1 - h.score) for h in hits]  # the same query weight divides both
+    assert final[0] / final[1] == pytest.approx(want, rel=1e-6)
 
 
 def test_inbound_links_break_ties(index: OpenSearchIndex, acct: str) -> None:
@@ -282,10 +339,11 @@ def test_inbound_links_break_ties(index: OpenSearchIndex, acct: str) -> None:
 
 
 def test_equal_scores_order_by_path(index: OpenSearchIndex, acct: str) -> None:
-    index.upsert(acct, [doc(p, "guava") for p in ("b.md", "a.md", "C.md", "é.md")])
+    # Paths of equal length in tokens ("a" would be a stop word: one token fewer).
+    index.upsert(acct, [doc(p, "guava") for p in ("b.md", "d.md", "C.md", "é.md")])
     hits = search(index, acct, "guava")
     assert len({h.score for h in hits}) == 1
-    assert paths(hits) == ["C.md", "a.md", "b.md", "é.md"]  # code point order, like SQLite
+    assert paths(hits) == ["C.md", "b.md", "d.md", "é.md"]  # code point order, like SQLite
 
 
 def test_relevance_dominates_recency_and_links(index: OpenSearchIndex, acct: str) -> None:
@@ -311,9 +369,7 @@ def test_relevance_dominates_recency_and_links(index: OpenSearchIndex, acct: str
     assert paths(search(index, acct, "walrus"))[0] == "strong.md"
 
 
-def test_scores_are_relevance_times_the_ranking_multiplier(
-    index: OpenSearchIndex, acct: str
-) -> None:
+def test_scores_are_the_ranking_formula(index: OpenSearchIndex, acct: str) -> None:
     docs = [
         doc("fresh.md", "tamarind chutney recipe", updated_at=NOW, inbound=0),
         doc("old.md", "tamarind tamarind paste", updated_at=NOW - 400 * DAY, inbound=3),
@@ -323,21 +379,109 @@ def test_scores_are_relevance_times_the_ranking_multiplier(
         ),
         doc("tagged.md", "spices", tags=("tamarind", "food/chutney"), updated_at=NOW - 2 * DAY),
         doc("deep/tamarind/path.md", "nothing", updated_at=NOW - 0.25 * DAY, inbound=7),
+        doc("other.md", "the long unrelated note " * 20),
     ]
     index.upsert(acct, docs)
-    text = "tamarind chutney"
-    rel = relevance(index, acct, text)
-    hits = search(index, acct, text, limit=100)
-    assert sorted(paths(hits)) == sorted(d.path for d in docs) == sorted(rel)
-    by_path = {d.path: d for d in docs}
-    want = {
-        p: ranking.final_score(r, by_path[p].updated_at, by_path[p].inbound_links, NOW)
-        for p, r in rel.items()
-    }
-    for hit in hits:
-        assert abs(hit.score - want[hit.path]) <= 1e-4 * max(1.0, want[hit.path]), hit
-    # And the order is Python's ORDER BY score DESC, path over those scores.
-    assert paths(hits) == sorted(want, key=lambda p: (-want[p], p))
+    for text in ("tamarind chutney", "tamarind", "chutney recipe paste", "tamarind absentword"):
+        want = expected_scores(index, docs, text)
+        hits = search(index, acct, text, limit=100)
+        assert sorted(paths(hits)) == sorted(want), text
+        for hit in hits:
+            # Lucene adds and multiplies scores as 32-bit floats.
+            assert hit.score == pytest.approx(want[hit.path], rel=1e-5), (text, hit)
+            assert 0.0 < hit.score < ranking.SCORE_MAX
+        # And the order is Python's ORDER BY score DESC, path over those scores.
+        assert paths(hits) == sorted(want, key=lambda p: (-want[p], p)), text
+
+
+def test_both_backends_give_the_same_scores(
+    index: OpenSearchIndex, acct: str, tmp_path: Path
+) -> None:
+    # One formula on both (domain.ranking): where FTS5's tokenizer and the english
+    # analyzer split text alike (no stop words, possessives or diacritics here), the
+    # SQLite and OpenSearch indexes give the same hits, in the same order, with the same
+    # scores (to Lucene's 32-bit floats).
+    docs = [
+        doc(
+            "notes/alpha.md",
+            "kiwi mango kiwi orchard harvest",
+            title="Kiwi harvest",
+            tags=("fruit",),
+        ),
+        doc("notes/beta.md", "mango smoothie recipe", updated_at=NOW - 20 * DAY, inbound=3),
+        doc("notes/gamma.md", "orchard tractor maintenance " * 10, title="Tractor"),
+        doc("deep/kiwi/path.md", "nothing else", inbound=1, tags=("fruit/tropical",)),
+        doc("notes/delta.md", "weekly planning notes", updated_at=NOW - 400 * DAY),
+    ]
+    index.upsert(acct, docs)
+    db = Database(tmp_path / "search.sqlite3")
+    embedded = SqliteSearchIndex(db)
+    embedded.upsert(acct, docs)
+    try:
+        for text in (
+            "kiwi",
+            "mango orchard",
+            "kiwi mango tractor recipe",
+            "fruit",
+            "harvest notes",
+        ):
+            query = SearchQuery(text, limit=100)
+            engine = index.search(acct, query, now=NOW)
+            sqlite = embedded.search(acct, query, now=NOW)
+            assert engine and paths(engine) == paths(sqlite), text
+            for a, b in zip(engine, sqlite, strict=True):
+                assert a.score == pytest.approx(b.score, rel=1e-5), (text, a, b)
+    finally:
+        db.close()
+
+
+def test_a_note_holding_every_term_once_at_average_length_scores_one_half(
+    index: OpenSearchIndex, acct: str
+) -> None:
+    # Two notes of equal length: the average. Each term is in one of them (idf equal).
+    index.upsert(acct, [doc("x.md", "lynx otter", title=""), doc("y.md", "vole newt", title="")])
+    [hit] = search(index, acct, "lynx otter", now=NOW + 10**12)  # recency ~0: multiplier 1
+    assert hit.score == pytest.approx(0.5, rel=1e-4)
+
+
+def test_another_accounts_notes_never_move_a_score(index: OpenSearchIndex) -> None:
+    # tests/contract/test_tenant_statistics.py, at the index: every statistic a score
+    # reads is the account's own, however the shard's move.
+    mine, theirs = f"mine-{uuid.uuid4().hex[:8]}", f"theirs-{uuid.uuid4().hex[:8]}"
+    index.upsert(
+        mine,
+        [
+            doc("merger.md", "acmecorpmerger draft terms", title="Merger"),
+            doc("notes.md", "weekly notes on the acmecorpmerger and hiring", tags=("work",)),
+            doc("misc.md", "lunch plans", updated_at=NOW - 40 * DAY, inbound=2),
+        ],
+    )
+    queries = ["acmecorpmerger", "merger hiring", "lunch notes terms", "work"]
+
+    def results() -> list[list[tuple[str, float, str]]]:
+        index.term_counts.clear()  # count afresh: nothing remembered from before
+        return [[(h.path, h.score, h.snippet) for h in search(index, mine, q)] for q in queries]
+
+    before = results()
+    assert all(before)
+    index.upsert(
+        theirs,
+        [
+            doc(
+                f"bulk/{i}.md",
+                "acmecorpmerger " * (i % 7 + 1) + "hiring lunch notes terms " * 40,
+                title="Merger" if i % 2 else "Acmecorpmerger",
+                tags=("work",),
+            )
+            for i in range(60)
+        ],
+    )
+    assert len(search(index, theirs, "acmecorpmerger", limit=100)) == 60
+    assert results() == before
+    index.delete(theirs, [f"bulk/{i}.md" for i in range(30)])
+    assert results() == before
+    index.clear(theirs)
+    assert results() == before
 
 
 # ---------------------------------------------------------------------- filters
@@ -404,9 +548,13 @@ def test_tenants_never_see_each_other(index: OpenSearchIndex) -> None:
     index.clear(two)
     hits = search(index, one, "apricot")
     assert sorted(paths(hits)) == ["a.md", "shared.md"]
-    rel = relevance(index, one, "apricot")
-    a = next(h for h in hits if h.path == "a.md")
-    assert a.score == pytest.approx(ranking.final_score(rel["a.md"], NOW, 0, NOW), rel=1e-6)
+    # Scored over account one's notes alone.
+    want = expected_scores(
+        index, [doc("shared.md", "secret apricot plan"), doc("a.md", "apricot")], "apricot"
+    )
+    for hit in hits:
+        assert hit.score == pytest.approx(want[hit.path], rel=1e-5)
+    assert relevance(index, one, "apricot").keys() == want.keys()
 
 
 def test_every_request_is_routed_by_account(index: OpenSearchIndex) -> None:
@@ -508,6 +656,68 @@ def test_bulk_upsert_larger_than_one_request(
 
 
 # ---------------------------------------------------------------------- failures
+def legacy_body() -> dict[str, Any]:
+    """The index body of the release before schema 2: no tf similarity, no tf and length
+    subfields, no _meta."""
+    body: dict[str, Any] = copy.deepcopy(INDEX_BODY)
+    del body["settings"]["index"]["similarity"]
+    del body["mappings"]["_meta"]
+    for field in ("path", "title", "tags", "body"):
+        spec = body["mappings"]["properties"][field]
+        spec["fields"] = {k: v for k, v in spec.get("fields", {}).items() if k == "keyword"}
+        if not spec["fields"]:
+            del spec["fields"]
+    body["settings"]["index"]["number_of_replicas"] = 0
+    return body
+
+
+def test_an_index_of_the_previous_schema_is_upgraded_in_place(url: str) -> None:
+    client = make_client(url, auth="none", region=None, timeout=30.0)
+    ix = OpenSearchIndex(client, f"memvault-legacy-{uuid.uuid4().hex[:8]}", refresh="true")
+    client.indices.create(index=ix.index, body=legacy_body())
+    docs = [
+        doc("a.md", "pomegranate seeds and more seeds", title="Fruit"),
+        doc("b.md", "a pomegranate", tags=("food",)),
+        doc("c.md", "nothing related at all"),
+    ]
+    try:
+        for d in docs:  # as the previous release wrote them
+            client.index(
+                index=ix.index,
+                id=doc_id("acct", d.path),
+                body=OpenSearchIndex._source("acct", d),
+                routing="acct",
+                refresh=True,
+            )
+        assert ix.schema() == 1
+        with pytest.raises(ServiceUnavailable) as err:
+            ix.check()
+        assert err.value.code == "search_index_outdated"
+        assert "memvault init-search" in err.value.message
+        with pytest.raises(ServiceUnavailable):  # writes too: never half the new mapping
+            OpenSearchIndex(client, ix.index).upsert("acct", docs[:1])
+
+        assert ix.create_index() is False  # it exists: upgraded, not made
+        assert ix.schema() == SCHEMA_VERSION
+        ix.check()
+        missing = {"query": {"bool": {"must_not": [{"exists": {"field": "body.length"}}]}}}
+        deadline = time.monotonic() + 30
+        while client.count(index=ix.index, body=missing)["count"]:
+            assert time.monotonic() < deadline, "the update-by-query task did not finish"
+            time.sleep(0.1)
+        client.indices.refresh(index=ix.index)
+        want = expected_scores(ix, docs, "pomegranate seeds")
+        hits = search(ix, "acct", "pomegranate seeds")
+        assert sorted(paths(hits)) == sorted(want) == ["a.md", "b.md"]
+        for hit in hits:
+            assert hit.score == pytest.approx(want[hit.path], rel=1e-5)
+        assert "<mark>seeds</mark>" in hits[0].snippet
+        assert ix.create_index() is False and ix.upgrade() is False  # nothing more to do
+    finally:
+        ix.drop_index()
+        client.close()
+
+
 def test_check_on_a_missing_index_names_it(url: str) -> None:
     client = make_client(url, auth="none", region=None, timeout=10.0)
     name = f"memvault-missing-{uuid.uuid4().hex[:8]}"

@@ -9,7 +9,9 @@ formula, filters exactly, and orders by score then path.
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,80 @@ def test_reindexing_replaces_a_notes_text_and_fields(index: Indexed) -> None:
     }
     assert hits == reference(db, TENANTS[0], SearchQuery("kingfisher"))
     assert ix.search(TENANTS[1], SearchQuery("kingfisher"), now=NOW) == []
+
+
+# The search tables before ADR 0017: one FTS5 table for every account, the account an
+# indexed column, rowids shared with search_rows.
+SHARED_SCHEMA = """
+CREATE TABLE search_rows (
+    rowid INTEGER PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    inbound INTEGER NOT NULL,
+    tag_keys TEXT NOT NULL,
+    UNIQUE (account_id, path)
+);
+CREATE VIRTUAL TABLE search_fts USING fts5(
+    account, path, title, tags, body,
+    note_id UNINDEXED, tags_json UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+def shared_database(path: Path, docs: dict[str, list[SearchDoc]]) -> None:
+    """A database file as the release before ADR 0017 wrote it."""
+    conn = sqlite3.connect(path)
+    conn.executescript(SHARED_SCHEMA)
+    rowid = 0
+    for tenant, batch in docs.items():
+        for d in batch:
+            rowid += 1
+            conn.execute(
+                "INSERT INTO search_rows VALUES (?, ?, ?, ?, ?, ?)",
+                (rowid, tenant, d.path, d.updated_at, d.inbound_links, search._tag_keys(d.tags)),
+            )
+            conn.execute(
+                "INSERT INTO search_fts (rowid, account, path, title, tags, body, note_id,"
+                " tags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (rowid, tenant, d.path, d.title, " ".join(d.tags), d.body, d.note_id, "[]"),
+            )
+    conn.commit()
+    conn.close()
+
+
+def test_a_database_with_the_shared_table_is_moved_to_one_table_per_account(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(3)
+    docs = {t: [replace(d, tags=()) for d in corpus(t, 120, rng)] for t in TENANTS}
+    shared_database(tmp_path / "old.sqlite3", docs)
+    db = Database(tmp_path / "old.sqlite3")
+    ix = SqliteSearchIndex(db)  # opening it moves the notes
+    fresh_db = Database(tmp_path / "fresh.sqlite3")
+    fresh = SqliteSearchIndex(fresh_db)
+    for tenant in TENANTS:
+        fresh.upsert(tenant, docs[tenant])
+    try:
+        conn = db.connection()
+        assert not search._table_exists(conn, search.SHARED_TABLE)
+        for tenant in TENANTS:
+            table = ix.fts_table(tenant)
+            assert table is not None
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 120
+            for text in QUERIES:
+                query = SearchQuery(text, limit=20)
+                got = ix.search(tenant, query, now=NOW)
+                assert got == reference(db, tenant, query)
+                # As if every note had been indexed afresh, apart from the rowids.
+                assert got == fresh.search(tenant, query, now=NOW)
+        # Opening it again finds nothing left to move; writes go on as usual.
+        SqliteSearchIndex(db)
+        ix.upsert(TENANTS[0], [replace(docs[TENANTS[0]][0], body="kingfisher")])
+        assert [h.path for h in ix.search(TENANTS[0], SearchQuery("kingfisher"), now=NOW)] == [
+            docs[TENANTS[0]][0].path
+        ]
+    finally:
+        db.close()
+        fresh_db.close()

@@ -1,8 +1,10 @@
 """The reference answer of an embedded-backend search: one plain SQL statement.
 
-``SqliteSearchIndex.search`` avoids reading most matches' rows (see its docstring). Its
-answer must equal this statement's, which ranks every match by the formula, filters
-exactly, snippets, and orders by score then path: hits equal field for field.
+``SqliteSearchIndex.search`` avoids reading most matches' rows, and remembers term counts
+per account generation (see its docstring). Its answer must equal this statement's,
+which ranks every match of every term by the formula, filters exactly, snippets, and
+orders by score then path, with the score's weight counted afresh from the account's own
+table (FTS5's row count and one count per term): hits equal field for field.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 from memvault.adapters.sqlite import search
 from memvault.adapters.sqlite.db import Database
 from memvault.domain import query as query_terms
+from memvault.domain import ranking
 from memvault.domain.models import SearchHit, SearchQuery
 
 
@@ -20,15 +23,28 @@ def reference(db: Database, account_id: str, query: SearchQuery, now: float) -> 
     terms = query_terms.search_terms(query.text)
     if not terms or query.limit <= 0:
         return []
-    q = search._quote
-    match = (
-        f"account : {q(account_id)} AND {{path title tags body}} : ("
-        + " OR ".join(q(t) for t in terms)
-        + ")"
-    )
-    clauses = ["search_fts MATCH :match", "r.account_id = :account"]
-    params: dict[str, object] = {"match": match, "account": account_id, "now": now}
-    params["limit"] = query.limit
+    conn = db.connection()
+    found = conn.execute(
+        "SELECT id FROM search_tables WHERE account_id = ?", (account_id,)
+    ).fetchone()
+    if found is None:
+        return []
+    table = search.fts_table(found[0])
+    notes = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    held = {
+        t: n
+        for t in terms
+        if (
+            n := conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (search._any_term([t]),)
+            ).fetchone()[0]
+        )
+        > 0
+    }
+    weight = ranking.query_weight(ranking.idf(notes, n) for n in held.values())
+    clauses = [f"{table} MATCH :match", "r.account_id = :account"]
+    params: dict[str, object] = {"match": search._any_term(terms), "account": account_id}
+    params.update(now=now, limit=query.limit)
     if query.folder:
         clauses.append("substr(r.path, 1, :folder_len) = :folder")
         params.update(folder=query.folder, folder_len=len(query.folder))
@@ -36,12 +52,12 @@ def reference(db: Database, account_id: str, query: SearchQuery, now: float) -> 
         tag = query.tag.casefold().lstrip("#")
         clauses.append("(instr(r.tag_keys, :tag_exact) > 0 OR instr(r.tag_keys, :tag_nested) > 0)")
         params.update(tag_exact=f"\t{tag}\t", tag_nested=f"\t{tag}/")
-    score = search._score_sql(search._bm25_sql(), "r.")
+    score = search._score_sql(search._bm25_sql(table), "r.")
     marks = f"'{search.SNIPPET_OPEN}', '{search.SNIPPET_CLOSE}'"
     sql = (
         f"SELECT note_id, r.path AS path, title, tags_json, r.updated_at AS updated_at,"
-        f" {score} AS score, snippet(search_fts, 4, {marks}, '…', 16) AS snippet"
-        " FROM search_fts JOIN search_rows AS r ON r.rowid = search_fts.rowid"
+        f" {score} AS score, snippet({table}, 4, {marks}, '…', 16) AS snippet"
+        f" FROM {table} JOIN search_rows AS r ON r.rowid = {table}.rowid"
         f" WHERE {' AND '.join(clauses)} ORDER BY score DESC, r.path LIMIT :limit"
     )
     return [
@@ -50,9 +66,9 @@ def reference(db: Database, account_id: str, query: SearchQuery, now: float) -> 
             path=r["path"],
             title=r["title"],
             tags=tuple(json.loads(r["tags_json"])),
-            score=float(r["score"]),
+            score=ranking.score(float(r["score"]), weight),
             snippet=search._snippet_html(r["snippet"]),
             updated_at=float(r["updated_at"]),
         )
-        for r in db.connection().execute(sql, params).fetchall()
+        for r in conn.execute(sql, params).fetchall()
     ]

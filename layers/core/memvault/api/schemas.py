@@ -149,7 +149,16 @@ class SearchHitOut(BaseModel):
     path: str
     title: str
     tags: list[str]
-    score: float
+    # The one score every surface reports (REST, CLI, memory tools, MCP): domain.ranking.
+    score: float = Field(
+        ge=0.0,
+        le=1.0,
+        description=(
+            "Relevance from 0 to 1, comparable across queries: 0.5 when the note holds each"
+            " searched word once at average length, more when it holds them more often, in"
+            " its title, in a shorter note, or is recent or linked to; below 1 always."
+        ),
+    )
     snippet: str
     updated_at: datetime
 

@@ -91,14 +91,6 @@ def _snippet(snippet: str) -> Text:
     return text
 
 
-def _relative_scores(raw: list[float]) -> list[float]:
-    """Scores on 0-1, the best hit 1.0 (raw BM25-based scores have no fixed scale)."""
-    top = max(raw, default=0.0)
-    if top <= 0:
-        return [1.0 for _ in raw]  # all tied: none is better than another
-    return [round(min(1.0, max(0.0, s / top)), 4) for s in raw]
-
-
 def _print_saved(result: dict[str, Any]) -> None:
     out.print(Text(f"{result['note']['path']}: {result['message']}"))
 
@@ -194,7 +186,7 @@ def append(
 
 
 # ---------------------------------------------------------------------- search, recent
-Hits = list[tuple[dict[str, Any], float]]
+Hits = list[dict[str, Any]]
 
 
 def search(
@@ -206,7 +198,8 @@ def search(
     key: KeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ranked full-text search. Scores are 0-1, relative to the best hit (1.0)."""
+    """Ranked full-text search. Scores are the server's 0-1 relevance (README, "Search
+    ranking"): comparable across queries; 0.5 when a note holds each word once."""
     if not query.strip():
         die("the search text is empty")
     params: dict[str, Any] = {"q": query, "limit": limit, "folder": folder}
@@ -214,30 +207,31 @@ def search(
         params["tag"] = tag
 
     def call(client: Client) -> Hits:
-        hits: list[dict[str, Any]] = client.json("GET", "/v1/search", params=params)["results"]
-        scores = _relative_scores([float(h["score"]) for h in hits])
-        return list(zip(hits, scores, strict=True))
+        hits: Hits = client.json("GET", "/v1/search", params=params)["results"]
+        return hits
 
-    def as_notes(client: Client, scored: Hits) -> list[dict[str, Any]]:
-        notes = _fetch_notes(client, [hit["path"] for hit, _ in scored])
+    def as_notes(client: Client, hits: Hits) -> list[dict[str, Any]]:
+        notes = _fetch_notes(client, [hit["path"] for hit in hits])
         entries = []
-        for hit, score in scored:
+        for hit in hits:
             if hit["path"] not in notes:
                 continue
-            entry = _note_json(notes[hit["path"]], score)
-            entry["raw_score"] = hit["score"]
+            entry = _note_json(notes[hit["path"]], float(hit["score"]))
             entry["snippet"] = hit["snippet"]
             entries.append(entry)
         return entries
 
-    def show(scored: Hits) -> None:
-        if not scored:
+    def show(hits: Hits) -> None:
+        if not hits:
             out.print("no matches")
             return
         table = Table("score", "path", "title", "snippet", show_lines=False)
-        for hit, score in scored:
+        for hit in hits:
             table.add_row(
-                f"{score:.2f}", Text(hit["path"]), Text(hit["title"]), _snippet(hit["snippet"])
+                f"{float(hit['score']):.2f}",
+                Text(hit["path"]),
+                Text(hit["title"]),
+                _snippet(hit["snippet"]),
             )
         out.print(table)
 

@@ -12,18 +12,20 @@ vault) say little about which note it means, yet cost the most to match: both en
 score every note holding a term they search. A search with ``skip_common_terms`` sorts
 the message's terms by how many of the account's notes hold them (``select_terms``):
 
-- a *common* term (in more than a quarter of the notes) is left out: under SQLite's BM25
-  a term in half the notes or more adds nothing to relevance anyway (its IDF is floored
-  near zero), and one between a quarter and half adds a fraction of a rare term's weight;
+- a *common* term (in more than a quarter of the notes) is left out: under the ranking's
+  BM25 a term in half the notes or more adds nothing to relevance anyway (its IDF is
+  floored near zero), and one between a quarter and half adds a fraction of a rare
+  term's weight;
 - a *frequent* term (in more than 2% of them) still adds to the score of the notes the
   message's rarer terms match, but brings in no note by itself: Lucene's common-terms
   query, with a cutoff twenty times as high as the 0.1% its documentation shows;
 - a term no note holds is left out: it would add nothing to any note's score.
 
 When a message has no rarer term, its frequent terms match (and failing those, its
-common ones), so a search for only common words still finds what holds them. Scores are
-the same as a search for every kept term would give the notes it matches: BM25 sums over
-terms, and each term's weight is counted over the whole vault, whatever the query's shape.
+common ones), so a search for only common words still finds what holds them. Relevance
+is the same as a search for every kept term would give the notes it matches: BM25 sums
+over terms, and each term's weight is counted over the account's notes, whatever the
+query's shape (the 0-1 score divides by the kept terms' weight: domain.ranking).
 """
 
 from __future__ import annotations
@@ -152,6 +154,18 @@ def select_terms(terms: Sequence[str], note_counts: Mapping[str, int], total: in
     )
 
 
+def held(selection: TermSelection, counts: Mapping[str, int]) -> TermSelection:
+    """The selection less the terms no note holds (they add nothing to any note's score,
+    so both engines leave them out of the query and of its weight); when none of its
+    matching terms is held any more (counts moved since recall selected them), its
+    scoring ones match."""
+    matching = tuple(t for t in selection.matching if counts.get(t, 0) > 0)
+    scoring = tuple(t for t in selection.scoring if counts.get(t, 0) > 0)
+    if not matching:
+        return TermSelection(scoring)
+    return TermSelection(matching, scoring)
+
+
 # Recall searches a whole message on every request, and messages share most of their
 # words: what an account's notes say about a term's frequency is remembered for
 # TERM_COUNTS_MAX_AGE seconds, so the next message rarely has anything to count. A count
@@ -160,8 +174,24 @@ def select_terms(terms: Sequence[str], note_counts: Mapping[str, int], total: in
 # rare is still left out or only scores (recall then leans on the message's other words,
 # as when it was common). A term no note held is never remembered: a note written since
 # must be found at once.
+#
+# Counts are also what ranking weighs terms by (domain.ranking.idf): an adapter that knows
+# when the account's notes change passes a ``version`` that every change moves (SQLite: a
+# generation its writes bump in the same transaction), so counts of an older version are
+# never served again; within one process the OpenSearch adapter moves it on each write.
 TERM_COUNTS_MAX_AGE = 60.0
 TERM_COUNTS_MAX_ENTRIES = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """What ranking needs of an account's notes as a whole: how many there are and, where
+    the engine does not track it itself, their total length in tokens (domain.ranking's
+    D summed over the notes, offsets included)."""
+
+    notes: int
+    tokens: int | None = None
+
 
 # How an engine counts: (terms to count, the account's note count if known) ->
 # (the account's note count, notes per term, each counted at most to one past the cutoff).
@@ -169,9 +199,14 @@ TermCounter = Callable[[list[str], int | None], tuple[int, dict[str, int]]]
 
 
 class TermCounts:
-    """Per account: its note count and its terms' note counts, each kept TERM_COUNTS_MAX_AGE
-    seconds, least recently used out first. The account is in every key; the values are
-    numbers."""
+    """Per account (and version): its corpus and its terms' note counts, each kept
+    TERM_COUNTS_MAX_AGE seconds, least recently used out first. The account is in every
+    key; the values are numbers, so no entry can serve one account another's answer."""
+
+    # Keys no term can be (terms are word characters): the account's note count, and its
+    # notes' total length in tokens.
+    _NOTES = ""
+    _TOKENS = "\0tokens"
 
     def __init__(
         self,
@@ -180,33 +215,74 @@ class TermCounts:
         max_entries: int = TERM_COUNTS_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        # (account, term) -> count; the term "" is the account's note count.
-        self._counts: Memo[tuple[str, str], int] = Memo(max_entries, max_age=max_age, clock=clock)
+        # (account, version, term) -> count.
+        self._counts: Memo[tuple[str, int, str], int] = Memo(
+            max_entries, max_age=max_age, clock=clock
+        )
 
-    def lookup(self, account_id: str, terms: Sequence[str]) -> tuple[int | None, dict[str, int]]:
+    def lookup(
+        self, account_id: str, terms: Sequence[str], *, version: int = 0
+    ) -> tuple[int | None, dict[str, int]]:
         """The account's note count (None if not known) and the counts known of ``terms``."""
-        total = self._counts.get((account_id, ""))
-        counts = {t: c for t in terms if (c := self._counts.get((account_id, t))) is not None}
+        total = self._counts.get((account_id, version, self._NOTES))
+        counts = {
+            t: c for t in terms if (c := self._counts.get((account_id, version, t))) is not None
+        }
         return total, counts
 
-    def remember(self, account_id: str, total: int, counts: Mapping[str, int]) -> None:
-        self._counts.put((account_id, ""), total)
+    def lookup_corpus(
+        self, account_id: str, terms: Sequence[str], *, version: int = 0
+    ) -> tuple[Corpus | None, dict[str, int]]:
+        """As ``lookup``, with the account's corpus (None unless its note count and its
+        token total are both known)."""
+        total, counts = self.lookup(account_id, terms, version=version)
+        tokens = self._counts.get((account_id, version, self._TOKENS))
+        corpus = None if total is None or tokens is None else Corpus(total, tokens)
+        return corpus, counts
+
+    def remember(
+        self,
+        account_id: str,
+        total: int | Corpus,
+        counts: Mapping[str, int],
+        *,
+        version: int = 0,
+    ) -> None:
+        corpus = total if isinstance(total, Corpus) else Corpus(total)
+        self._counts.put((account_id, version, self._NOTES), corpus.notes)
+        if corpus.tokens is not None:
+            self._counts.put((account_id, version, self._TOKENS), corpus.tokens)
         for term, count in counts.items():
             if count > 0:
-                self._counts.put((account_id, term), count)
+                self._counts.put((account_id, version, term), count)
+
+    def clear(self) -> None:
+        """Forget every count (tests use it to make the next search count afresh)."""
+        self._counts.clear()
 
 
 def distinctive_terms(
-    account_id: str, terms: Sequence[str], memo: TermCounts, count: TermCounter
+    account_id: str,
+    terms: Sequence[str],
+    memo: TermCounts,
+    count: TermCounter,
+    *,
+    version: int = 0,
 ) -> TermSelection:
     """``terms`` selected by how many of the account's notes hold each (select_terms),
     counting through ``count`` only what ``memo`` does not know."""
-    total, counts = memo.lookup(account_id, terms)
+    total, counts = memo.lookup(account_id, terms, version=version)
     unknown = [term for term in terms if term not in counts]
     if total is None or (unknown and not _small(total)):
         total, fresh = count(unknown, total)
-        memo.remember(account_id, total, fresh)
+        memo.remember(account_id, total, fresh, version=version)
         counts.update(fresh)
+    return selection(terms, counts, total)
+
+
+def selection(terms: Sequence[str], counts: Mapping[str, int], total: int) -> TermSelection:
+    """select_terms, except in a vault too small for any term to be common, where every
+    term is searched."""
     if _small(total):
         # A small vault: no term is common or frequent, and every search is cheap.
         return TermSelection.every(terms)

@@ -66,9 +66,10 @@ VAULT_INSTRUCTIONS: Final = (
 # ---------------------------------------------------------------------- descriptions
 SEARCH_DESCRIPTION: Final = (
     "Search the memory vault (the user's markdown notes) by full text. Returns the best"
-    " matching notes first, each with its path, title, tags and a snippet in which the"
-    " matching words are marked. Use it before answering anything that earlier notes may"
-    " cover, then memory_read a note for its full text."
+    " matching notes first, each with its path, title, tags, a score from 0 to 1 (0.5: the"
+    " note holds each searched word once; comparable across searches) and a snippet in"
+    " which the matching words are marked. Use it before answering anything that earlier"
+    " notes may cover, then memory_read a note for its full text."
 )
 READ_DESCRIPTION: Final = (
     "Read one note of the memory vault: its markdown exactly as stored, with its version."
@@ -290,7 +291,8 @@ def _search(
         return ToolResult(f"No notes match {args.query!r}.", data=data)
     lines = [f"{len(hits)} note{'s' if len(hits) != 1 else ''} match {args.query!r}, best first:"]
     for n, hit in enumerate(hits, 1):
-        lines.append(f"{n}. {hit.path} — {hit.title}{_tags(hit.tags)}")
+        # The score is the one every surface reports: 0-1, comparable across queries.
+        lines.append(f"{n}. {hit.path} — {hit.title}{_tags(hit.tags)} (score {hit.score:.2f})")
         snippet = " ".join(hit.snippet.split())
         if snippet:
             lines.append(f"   {snippet}")

@@ -4,15 +4,28 @@ One index holds every account's notes. Tenant isolation is structural, never a r
 hint: every document is routed by its account (so one account lives on one shard) and
 every query carries ``routing`` *and* a ``term`` filter on ``account``.
 
-Ranking is domain.ranking's formula: a ``function_score`` whose query is the BM25
-relevance (``multi_match`` of the user's terms over path/title/tags/body with
-ranking.FIELD_WEIGHTS, ``most_fields`` = the weighted sum over fields) and whose Painless
-``script_score`` returns the multiplier ``1 + RECENCY_WEIGHT × recency + LINK_WEIGHT ×
-links`` from the doc's ``updated_at`` and ``inbound_links``, with ``boost_mode:
-multiply``. The script evaluates the same double arithmetic in the same order as
-``ranking.multiplier``, so the multiplier is bit-for-bit the Python one; the engine keeps
-the best ``limit`` matches by the final score over *all* matches, ties broken by path
-(``ORDER BY score DESC, path``, like the SQLite backend).
+Ranking is domain.ranking's formula, computed from the account's own statistics: a
+shard's BM25 statistics (document counts, term frequencies, average field lengths) are
+those of every account routed to it, so the engine's own ``_score`` would let one
+account's notes move another's scores (ADR 0017). Instead each field has a ``tf``
+subfield whose similarity scores a term ``boost × freq``, and a ``length`` subfield
+(``token_count``) with its length in tokens; each query term is a ``script_score`` over a
+``multi_match`` of the ``tf`` subfields with ranking.FIELD_WEIGHTS as boosts (so its
+``_score`` is the term's weighted frequency F), returning ``ranking.term_relevance`` from
+the account's idf and average length (``TERM_SCRIPT``); a bool query sums the terms, and a
+``function_score`` multiplies the sum by the Painless ``RANKING_SCRIPT`` multiplier
+``1 + RECENCY_WEIGHT × recency + LINK_WEIGHT × links`` from the doc's ``updated_at`` and
+``inbound_links`` (``boost_mode: multiply``). Both scripts evaluate the same double
+arithmetic in the same order as domain.ranking (and FTS5's bm25()); the engine keeps the
+best ``limit`` matches by the final score over *all* matches, ties broken by path
+(``ORDER BY score DESC, path``, like the SQLite backend), and the 0-1 score is
+``ranking.score`` of it.
+
+The account's statistics (its note count, its notes' total length, each term's note
+count) come from one filtered aggregation request and are remembered per account in
+``term_counts`` for TERM_COUNTS_MAX_AGE seconds, as recall's term counts always were: a
+score can lag the account's own writes of the last minute, never follow another
+account's.
 
 User text is never query syntax: only ``domain.query.search_terms`` terms are sent, as a
 ``multi_match`` query string (analysed, never parsed), so no user text can make the
@@ -26,7 +39,14 @@ character into a space. The standard tokenizer alone keeps ``deploy.md``, ``conf
 single tokens, which the terms from ``search_terms`` (split at exactly those characters,
 like the SQLite tokenizer) could never match; with the char filter the notes and the
 query split alike. It costs indexing CPU on big bodies (about 2x the plain analyzer on a
-256 KiB body).
+256 KiB body), and each field is analysed three times (the field, ``tf``, ``length``).
+
+An index made before these subfields (no ``_meta.memvault_schema``, or an older one) is
+upgraded in place by ``create_index`` (which every function runs at cold start, and
+``memvault init-search``): the similarity is added (the index is closed for that, a few
+seconds), the subfields are added to the mapping, and an update-by-query task fills them
+in the background; until it reaches a note, that note is not found. ``check`` refuses an
+index still at an older schema.
 """
 
 from __future__ import annotations
@@ -62,6 +82,8 @@ from memvault.errors import InvalidInput, ServiceUnavailable
 __all__ = [
     "INDEX_BODY",
     "RANKING_SCRIPT",
+    "SCHEMA_VERSION",
+    "TERM_SCRIPT",
     "OpenSearchIndex",
     "doc_id",
     "make_client",
@@ -97,10 +119,37 @@ CLEAR_TIMEOUT_S = 120.0
 
 _ANALYZER = "memvault_english"
 
+# The mapping's version, in its _meta: 2 added the ``tf`` and ``length`` subfields.
+SCHEMA_VERSION = 2
+_META = {"memvault_schema": SCHEMA_VERSION}
+_TF_SIMILARITY = "memvault_tf"
+# A term's score in a field is its frequency there times the query's boost: no shard
+# statistic enters it (the similarity's script sees only this document and the query).
+SIMILARITY: dict[str, Any] = {
+    _TF_SIMILARITY: {"type": "scripted", "script": {"source": "return query.boost * doc.freq;"}}
+}
+TEXT_FIELDS = tuple(ranking.FIELD_WEIGHTS)
+_SUBFIELDS: dict[str, Any] = {
+    # Frequencies only: no positions or norms are needed to count.
+    "tf": {
+        "type": "text",
+        "analyzer": _ANALYZER,
+        "similarity": _TF_SIMILARITY,
+        "index_options": "freqs",
+        "norms": False,
+    },
+    # The tokens the field's analysis emits (stop words dropped are not counted), as
+    # Lucene counts a field's length.
+    "length": {"type": "token_count", "analyzer": _ANALYZER, "enable_position_increments": False},
+}
+_TF_FIELDS = [f"{name}.tf^{weight}" for name, weight in ranking.FIELD_WEIGHTS.items()]
+_LENGTH_FIELDS = [f"{name}.length" for name in TEXT_FIELDS]
+
 INDEX_SETTINGS: dict[str, Any] = {
     "index": {
         "number_of_shards": 1,
         "highlight": {"max_analyzed_offset": MAX_ANALYZED_OFFSET},
+        "similarity": SIMILARITY,
     },
     "analysis": {
         "char_filter": {
@@ -138,6 +187,7 @@ INDEX_SETTINGS: dict[str, Any] = {
 
 INDEX_MAPPINGS: dict[str, Any] = {
     "dynamic": "strict",
+    "_meta": _META,
     # An index/update/delete without routing is refused rather than sent to a wrong shard.
     "_routing": {"required": True},
     "properties": {
@@ -146,20 +196,34 @@ INDEX_MAPPINGS: dict[str, Any] = {
         "path": {
             "type": "text",
             "analyzer": _ANALYZER,
-            "fields": {"keyword": {"type": "keyword"}},
+            "fields": {"keyword": {"type": "keyword"}, **_SUBFIELDS},
         },
-        "title": {"type": "text", "analyzer": _ANALYZER},
+        "title": {"type": "text", "analyzer": _ANALYZER, "fields": _SUBFIELDS},
         # Original spellings, kept in _source for display.
-        "tags": {"type": "text", "analyzer": _ANALYZER},
+        "tags": {"type": "text", "analyzer": _ANALYZER, "fields": _SUBFIELDS},
         # Folded tags and their ancestors: a filter on "project" matches "project/alpha".
         "tag_keys": {"type": "keyword"},
-        "body": {"type": "text", "analyzer": _ANALYZER},
+        "body": {"type": "text", "analyzer": _ANALYZER, "fields": _SUBFIELDS},
         "updated_at": {"type": "double"},
         "inbound_links": {"type": "integer"},
     },
 }
 
 INDEX_BODY: dict[str, Any] = {"settings": INDEX_SETTINGS, "mappings": INDEX_MAPPINGS}
+
+# ranking.term_relevance in Painless, from the account's statistics (params) and the
+# note's token counts: same operations in the same order, in doubles. ``_score`` is F,
+# the term's frequency in the note weighted by field (the tf similarity's boost x freq).
+TERM_SCRIPT = """
+double d = params.offset;
+for (def n : doc['path.length']) { d += n; }
+for (def n : doc['title.length']) { d += n; }
+for (def n : doc['tags.length']) { d += n; }
+for (def n : doc['body.length']) { d += n; }
+double f = _score;
+double k = params.k1 * (1 - params.b + params.b * d / params.avgdl);
+return params.idf * ((f * (params.k1 + 1.0)) / (f + k));
+""".strip()
 
 # ranking.multiplier in Painless: same operations in the same order, in doubles.
 RANKING_SCRIPT = """
@@ -206,16 +270,28 @@ def _tag_filter(tag: str) -> str:
     return fold(tag).lstrip("#")
 
 
-def _any_term(terms: Sequence[str]) -> dict[str, Any]:
-    """Notes holding any of ``terms``, by their weighted BM25 over path/title/tags/body
-    (``most_fields``: the weighted sum over fields)."""
-    fields = [f"{name}^{weight}" for name, weight in ranking.FIELD_WEIGHTS.items()]
+def _term_match(term: str) -> dict[str, Any]:
+    """Notes holding ``term`` in a searched field; scored (by the tf similarity) with its
+    weighted frequency F: the sum over fields of weight x occurrences."""
+    return {"multi_match": {"query": term, "fields": _TF_FIELDS, "type": "most_fields"}}
+
+
+def _term_clause(term: str, weight: float, avg_length: float) -> dict[str, Any]:
+    """Notes holding ``term``, scored by its share of the relevance (TERM_SCRIPT)."""
     return {
-        "multi_match": {
-            "query": " ".join(terms),
-            "fields": fields,
-            "type": "most_fields",
-            "operator": "or",
+        "script_score": {
+            "query": _term_match(term),
+            "script": {
+                "lang": "painless",
+                "source": TERM_SCRIPT,
+                "params": {
+                    "idf": float(weight),
+                    "avgdl": float(avg_length),
+                    "offset": float(ranking.LENGTH_OFFSET),
+                    "k1": float(ranking.BM25_K1),
+                    "b": float(ranking.BM25_B),
+                },
+            },
         }
     }
 
@@ -300,9 +376,11 @@ class OpenSearchIndex:
 
     # ------------------------------------------------------------------ admin
     def create_index(self, *, shards: int = 1, replicas: int | None = None) -> bool:
-        """Create the index with memvault's mapping if it is missing. True when created."""
+        """Create the index with memvault's mapping if it is missing, or upgrade one made
+        by an older memvault (``upgrade``). True when created."""
         with self._errors():
             if self.client.indices.exists(index=self.index):
+                self.upgrade()
                 self._exists = True
                 return False
             body = json.loads(json.dumps(INDEX_BODY))
@@ -319,6 +397,58 @@ class OpenSearchIndex:
         self._exists = True
         return True
 
+    def schema(self) -> int:
+        """The schema version of the existing index's mapping (1: before versions)."""
+        with self._errors():
+            found: dict[str, Any] = self.client.indices.get_mapping(index=self.index)
+        # Keyed by the concrete index (the configured name may be an alias of it).
+        mapping: dict[str, Any] = _first(found).get("mappings") or {}
+        return int((mapping.get("_meta") or {}).get("memvault_schema", 1))
+
+    def upgrade(self) -> bool:
+        """Bring an index made by an older memvault to SCHEMA_VERSION, in place; True when
+        it had to. Safe to run again, and from several processes at once.
+
+        The tf similarity can only be added to a closed index: the index is closed,
+        given it and opened again (searches and writes fail meanwhile, a few seconds;
+        writes wait in the search outbox). The new subfields are added to the mapping,
+        and an update-by-query task, left running, re-indexes each note without them from
+        its stored source; until it reaches a note, that note is not found.
+        """
+        if self.schema() >= SCHEMA_VERSION:
+            return False
+        log.warning("upgrading the search index", extra={"index": self.index})
+        with self._errors():
+            indices: dict[str, Any] = self.client.indices.get_settings(index=self.index)
+            settings: dict[str, Any] = _first(indices).get("settings") or {}
+            if _TF_SIMILARITY not in (settings.get("index", {}).get("similarity") or {}):
+                self.client.indices.close(index=self.index)
+                try:
+                    self.client.indices.put_settings(
+                        index=self.index, body={"index": {"similarity": SIMILARITY}}
+                    )
+                finally:
+                    self.client.indices.open(index=self.index, wait_for_active_shards="1")
+                self.client.cluster.health(
+                    index=self.index,
+                    wait_for_status="yellow",
+                    params={"timeout": "30s"},
+                    request_timeout=max(35.0, self._timeout()),
+                )
+            properties = INDEX_MAPPINGS["properties"]
+            self.client.indices.put_mapping(
+                index=self.index,
+                body={"_meta": _META, "properties": {f: properties[f] for f in TEXT_FIELDS}},
+            )
+            self.client.update_by_query(
+                index=self.index,
+                body={"query": {"bool": {"must_not": [{"exists": {"field": "body.length"}}]}}},
+                conflicts="proceed",
+                refresh=True,
+                wait_for_completion=False,
+            )
+        return True
+
     def drop_index(self) -> None:
         """Drop the index and everything in it (tests, teardown). Missing is fine."""
         with self._errors():
@@ -326,12 +456,21 @@ class OpenSearchIndex:
         self._exists = False
 
     def check(self) -> None:
-        """Raise ServiceUnavailable unless the node answers and the index exists."""
+        """Raise ServiceUnavailable unless the node answers and the index exists, at this
+        memvault's schema."""
         try:
             with self._errors():
                 exists = bool(self.client.indices.exists(index=self.index))
+            if exists and self.schema() < SCHEMA_VERSION:
+                raise ServiceUnavailable(
+                    f"the search index {self.index!r} on {self.host} was made by an older"
+                    " memvault; run `memvault init-search` to upgrade it",
+                    code="search_index_outdated",
+                    index=self.index,
+                    host=self.host,
+                )
         except ServiceUnavailable as exc:
-            if exc.code == "search_index_missing":
+            if exc.code in ("search_index_missing", "search_index_outdated"):
                 raise
             raise ServiceUnavailable(
                 f"the search engine at {self.host} is unreachable or failing, so the search"
@@ -407,57 +546,79 @@ class OpenSearchIndex:
         terms = query_terms.search_terms(query.text)
         if not terms or query.limit <= 0:
             return []
+        corpus, counts = self.statistics(account_id, terms)
+        if corpus.notes <= 0:
+            return []
         selection = query_terms.TermSelection.every(terms)
         if query.skip_common_terms and len(terms) > 1:
-            selection = self._select_terms(account_id, terms)
-            if not selection.matching:
-                return []  # no note holds any of them
-        body = self.search_body(account_id, query, selection, now=now)
+            selection = query_terms.selection(terms, counts, corpus.notes)
+        # A term no note holds adds nothing to any note: it is left out of the query and
+        # of its weight.
+        selection = query_terms.held(selection, counts)
+        if not selection.matching:
+            return []  # no note holds any of them
+        weights = {t: ranking.idf(corpus.notes, counts[t]) for t in selection.terms}
+        body = self.search_body(account_id, query, selection, weights, corpus, now=now)
         with self._errors(searching=True):
             resp = self.client.search(index=self.index, body=body, routing=account_id)
-        return [self._hit(h) for h in resp["hits"]["hits"]]
+        weight = ranking.query_weight(weights.values())
+        return [self._hit(h, weight) for h in resp["hits"]["hits"]]
 
-    def _select_terms(self, account_id: str, terms: list[str]) -> query_terms.TermSelection:
-        """``terms`` less the account's common ones, its frequent ones scoring only
-        (domain.query.distinctive_terms): one request counts the account's notes and, per
-        term not remembered, those holding it; none when every count is remembered."""
-        fields = list(ranking.FIELD_WEIGHTS)
+    def statistics(
+        self, account_id: str, terms: Sequence[str]
+    ) -> tuple[query_terms.Corpus, dict[str, int]]:
+        """The account's corpus (its note count and total length) and how many of its
+        notes hold each term, from ``term_counts`` or one request counting what it does
+        not know (a term no note holds is counted again each time)."""
+        corpus, counts = self.term_counts.lookup_corpus(account_id, terms)
+        unknown = [term for term in dict.fromkeys(terms) if term not in counts]
+        if corpus is None or unknown:
+            corpus, fresh = self._count(account_id, unknown)
+            self.term_counts.remember(account_id, corpus, fresh)
+            counts.update(fresh)
+        return corpus, counts
 
-        def count(unknown: list[str], _total: int | None) -> tuple[int, dict[str, int]]:
-            body = {
-                "size": 0,
-                "track_total_hits": True,
-                "query": {"bool": {"filter": [{"term": {"account": account_id}}]}},
-                "aggs": {
-                    f"t{i}": {
-                        "filter": {
-                            "multi_match": {"query": term, "fields": fields, "type": "most_fields"}
-                        }
-                    }
-                    for i, term in enumerate(unknown)
-                },
-            }
-            with self._errors(searching=True):
-                resp = self.client.search(index=self.index, body=body, routing=account_id)
-            aggs = resp.get("aggregations") or {}
-            return int(resp["hits"]["total"]["value"]), {
-                term: int(aggs[f"t{i}"]["doc_count"]) for i, term in enumerate(unknown)
-            }
-
-        return query_terms.distinctive_terms(account_id, terms, self.term_counts, count)
+    def _count(
+        self, account_id: str, terms: list[str]
+    ) -> tuple[query_terms.Corpus, dict[str, int]]:
+        """One request: the account's notes, their total length in tokens, and per term
+        those holding it in a searched field. Confined to the account, as every query."""
+        aggs: dict[str, Any] = {
+            f"len{i}": {"sum": {"field": field}} for i, field in enumerate(_LENGTH_FIELDS)
+        }
+        for i, term in enumerate(terms):
+            aggs[f"t{i}"] = {"filter": _term_match(term)}
+        body = {
+            "size": 0,
+            "track_total_hits": True,
+            "query": {"bool": {"filter": [{"term": {"account": account_id}}]}},
+            "aggs": aggs,
+        }
+        with self._errors(searching=True):
+            resp = self.client.search(index=self.index, body=body, routing=account_id)
+        found = resp.get("aggregations") or {}
+        tokens = sum(
+            round(float((found.get(f"len{i}") or {}).get("value") or 0.0))
+            for i in range(len(_LENGTH_FIELDS))
+        )
+        corpus = query_terms.Corpus(int(resp["hits"]["total"]["value"]), tokens)
+        return corpus, {term: int(found[f"t{i}"]["doc_count"]) for i, term in enumerate(terms)}
 
     def search_body(
         self,
         account_id: str,
         query: SearchQuery,
         selection: query_terms.TermSelection,
+        weights: Mapping[str, float],
+        corpus: query_terms.Corpus,
         *,
         now: float,
         scored: bool = True,
     ) -> dict[str, Any]:
         """The request body of a search; ``scored=False`` leaves out the multiplier
-        (relevance alone: what the ranking formula multiplies)."""
-        relevance = self._relevance_query(account_id, query, selection)
+        (relevance alone: what the ranking formula multiplies). ``weights`` holds each
+        selected term's idf, and ``corpus`` the account's totals (its average length)."""
+        relevance = self._relevance_query(account_id, query, selection, weights, corpus)
         if scored:
             script = {
                 "lang": "painless",
@@ -495,6 +656,8 @@ class OpenSearchIndex:
                 "post_tags": [SNIPPET_CLOSE],
                 "fields": {
                     "body": {
+                        # The query searches the tf subfields; marks are the body's hits.
+                        "highlight_query": {"match": {"body": " ".join(selection.terms)}},
                         "fragment_size": SNIPPET_CHARS,
                         "number_of_fragments": 1,
                         "no_match_size": SNIPPET_CHARS,
@@ -505,12 +668,24 @@ class OpenSearchIndex:
 
     # ------------------------------------------------------------------ internals
     def _relevance_query(
-        self, account_id: str, query: SearchQuery, selection: query_terms.TermSelection
+        self,
+        account_id: str,
+        query: SearchQuery,
+        selection: query_terms.TermSelection,
+        weights: Mapping[str, float],
+        corpus: query_terms.Corpus,
     ) -> dict[str, Any]:
-        """BM25 relevance of the notes holding any matching term. Scoring terms are an
-        optional clause: they add their score to those notes (a bool query's score is the
-        sum of its matching clauses', as one query for every term would give) and bring in
-        none of their own, since the query has a ``must``."""
+        """The relevance of the notes holding any matching term: the sum of one clause per
+        term (a bool query's score is the sum of its matching clauses'). Scoring terms are
+        optional clauses: they add their score to those notes and bring in none of their
+        own, since the query has a ``must``."""
+        avg_length = ranking.average_length(
+            corpus.notes, (corpus.tokens or 0) + corpus.notes * ranking.LENGTH_OFFSET
+        )
+
+        def clauses(terms: Sequence[str]) -> list[dict[str, Any]]:
+            return [_term_clause(t, weights[t], avg_length) for t in terms]
+
         filters: list[dict[str, Any]] = [{"term": {"account": account_id}}]
         if query.folder:
             filters.append({"prefix": {"path.keyword": {"value": query.folder}}})
@@ -518,10 +693,10 @@ class OpenSearchIndex:
             filters.append({"term": {"tag_keys": tag}})
         relevance: dict[str, Any] = {
             "filter": filters,
-            "must": [_any_term(selection.matching)],
+            "must": [{"bool": {"should": clauses(selection.matching), "minimum_should_match": 1}}],
         }
         if selection.scoring:
-            relevance["should"] = [_any_term(selection.scoring)]
+            relevance["should"] = clauses(selection.scoring)
         return {"bool": relevance}
 
     @staticmethod
@@ -539,7 +714,8 @@ class OpenSearchIndex:
         }
 
     @staticmethod
-    def _hit(hit: Mapping[str, Any]) -> SearchHit:
+    def _hit(hit: Mapping[str, Any], weight: float) -> SearchHit:
+        """A hit with its 0-1 score (``weight``: the query's, ranking.query_weight)."""
         src = hit["_source"]
         fragments = (hit.get("highlight") or {}).get("body") or []
         score = hit.get("_score")
@@ -551,7 +727,7 @@ class OpenSearchIndex:
             path=str(src["path"]),
             title=str(src.get("title") or ""),
             tags=tuple(str(t) for t in src.get("tags") or ()),
-            score=float(score),
+            score=ranking.score(float(score), weight),
             snippet=str(fragments[0]) if fragments else "",
             updated_at=float(src["updated_at"]),
         )
@@ -583,6 +759,11 @@ class OpenSearchIndex:
             log.error("search engine 404", extra={"index": self.index, "error": str(exc)})
             raise ServiceUnavailable(UNAVAILABLE_MESSAGE, code="search_unavailable") from exc
         except RequestError as exc:
+            if exc.error == "index_closed_exception":  # closed for an upgrade, briefly
+                log.warning("search index closed", extra={"index": self.index})
+                raise ServiceUnavailable(
+                    UNAVAILABLE_MESSAGE, code="search_unavailable", index=self.index
+                ) from exc
             log.error("search engine refused a request", extra={"error": str(exc)[:2000]})
             if searching:
                 raise InvalidInput(
@@ -649,6 +830,13 @@ class OpenSearchIndex:
                 time.sleep(BULK_BACKOFF_S * 2**attempt)
         log.error("search bulk request throttled", extra={"what": what, "left": len(pending)})
         raise ServiceUnavailable(UNAVAILABLE_MESSAGE, code="search_unavailable", index=self.index)
+
+
+def _first(by_index: Mapping[str, Any]) -> dict[str, Any]:
+    """The one index's entry of an answer keyed by index name ({} when there is none)."""
+    for value in by_index.values():
+        return dict(value)
+    return {}
 
 
 def _chunks(actions: Sequence[_BulkAction]) -> Iterator[list[_BulkAction]]:

@@ -1,10 +1,13 @@
 """SearchIndex on SQLite FTS5 (the embedded backend).
 
-One FTS5 table holds every account's notes; the account is both an indexed column
-(so the MATCH itself is confined to the tenant) and an exact-compare filter.
-Ranking is domain.ranking's formula evaluated in SQL, and the answer is the best of
-*all* matches by it, so results agree with the OpenSearch adapter, which evaluates the
-same formula in a script score.
+Each account's notes have an FTS5 table of their own, ``search_fts_<id>`` (ids in
+``search_tables``), so everything FTS5's ``bm25()`` reads besides the note itself (the
+note count, each term's note count, the average length) is the account's own: no score
+or ranking an account observes depends on another account's notes (ADR 0017). The
+exact account compare on the ranking rows (``search_rows``, one table for all, keyed by
+rowid) stays as well. Ranking is domain.ranking's formula evaluated in SQL, and the
+answer is the best of *all* matches by it, so results agree with the OpenSearch adapter,
+which evaluates the same formula in a script score.
 
 Reading a match's stored row (for the score's inputs, filters or a snippet) costs about
 as much as matching it, so a search reads only the rows that can make the answer, over
@@ -13,24 +16,36 @@ one snapshot: the leading matches in relevance order from the index alone (what 
 (``_walk``); only when they cannot settle the answer, one more pass that reads just the
 matches whose best possible score still reaches it (``_top``); then stored fields and
 snippets of the winners (``_hits``).
+
+The 0-1 score divides by the weight of the query's terms (domain.ranking.score), which
+needs each term's note count in the account: counted exactly in the same snapshot, and
+remembered per account *generation* (``search_tables.generation``, moved by every write
+to the account's index in the same transaction), so a count is never served once the
+account's notes have changed, in this process or another.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import logging
 import math
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from memvault.adapters.sqlite.db import Database
 from memvault.domain import query as query_terms
 from memvault.domain import ranking
 from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
 
+log = logging.getLogger(__name__)
+
 # search_rows holds what ranking and filters read (small rows, cheap to update: a new
-# inbound-link count rewrites 50 bytes, not the note's whole FTS5 document);
-# search_fts holds the text, with the same rowid.
+# inbound-link count rewrites 50 bytes, not the note's whole FTS5 document); the
+# account's FTS5 table holds the text, with the same rowid (rowids are unique across
+# accounts: they are search_rows'). search_tables names each account's FTS5 table and
+# keeps its note count (FTS5's own row count, which idf needs) and its generation.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS search_rows (
     rowid INTEGER PRIMARY KEY,
@@ -41,12 +56,27 @@ CREATE TABLE IF NOT EXISTS search_rows (
     tag_keys TEXT NOT NULL,
     UNIQUE (account_id, path)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
-    account, path, title, tags, body,
-    note_id UNINDEXED, tags_json UNINDEXED,
-    tokenize = 'porter unicode61 remove_diacritics 2'
+CREATE TABLE IF NOT EXISTS search_tables (
+    id INTEGER PRIMARY KEY,
+    account_id TEXT NOT NULL UNIQUE,
+    notes INTEGER NOT NULL DEFAULT 0,
+    generation INTEGER NOT NULL DEFAULT 0
 );
 """
+
+# The FTS5 table before ADR 0017: every account's notes in one table, the account an
+# indexed column. A database that still has it is moved to per-account tables when the
+# index is opened (``_migrate_shared_table``).
+SHARED_TABLE = "search_fts"
+
+# Every row's marker column holds MARKER, one token no search term can be (search terms
+# are word characters; a private-use character is not one), weighted 0: a scoring-only
+# term is OR-ed with it, so it adds to the notes that hold it without matching any of its
+# own (``_selected``). It is one token of each note's length (ranking.LENGTH_OFFSET).
+MARKER = "\ue010"
+_COLUMNS = "marker, path, title, tags, body, note_id UNINDEXED, tags_json UNINDEXED"
+_TOKENIZE = "porter unicode61 remove_diacritics 2"
+_BODY_COLUMN = 4
 
 # Snippets are HTML-escaped note text with <mark> around the hits (as OpenSearch's
 # html encoder gives), so a page can show them as they are and a note's own "<mark>" or
@@ -63,14 +93,18 @@ def _snippet_html(raw: str) -> str:
     )
 
 
-_BODY_COLUMN = 4
 # Pending index data FTS5 holds in memory before writing a segment (its default is 1 MiB).
 # Larger means fewer, larger segments from a bulk load: a 10k-note import indexes ~30%
 # faster and leaves 3 segments instead of 8, so later queries open fewer. Larger still
 # is slower again (64 MiB, one segment: ~20% slower to index, and searches measured no
 # faster). Results are unaffected (segments only split storage; bm25 uses whole-table
-# statistics).
+# statistics). A persistent setting of each table, written when it is made.
 _HASH_SIZE = 16 * 1024 * 1024
+
+
+def fts_table(table_id: int) -> str:
+    """The name of the FTS5 table with this id (an integer: never text from a user)."""
+    return f"search_fts_{int(table_id)}"
 
 
 def _tag_keys(tags: Sequence[str]) -> str:
@@ -87,23 +121,23 @@ def _any_term(terms: Sequence[str]) -> str:
     return "{path title tags body} : (" + " OR ".join(_quote(t) for t in terms) + ")"
 
 
-def _selected(selection: query_terms.TermSelection, account_id: str) -> str:
+def _selected(selection: query_terms.TermSelection) -> str:
     """An FTS5 query for notes holding any of the selection's matching terms.
 
-    Its scoring terms are OR-ed with the account's own phrase, which every note of the
-    account holds: so they match no note of their own, yet bm25 (a sum over every phrase
-    of the query, each weighted over the whole table) adds their weight to the notes
-    that hold them. The account column weighs 0, so its phrase adds nothing.
+    Its scoring terms are OR-ed with the marker, which every note holds: so they match no
+    note of their own, yet bm25 (a sum over every phrase of the query, each weighted over
+    the table) adds their weight to the notes that hold them. The marker column weighs 0,
+    so its phrase adds exactly nothing.
     """
     matching = _any_term(selection.matching)
     if not selection.scoring:
         return matching
-    return f"{matching} AND ({_any_term(selection.scoring)} OR account : {_quote(account_id)})"
+    return f"{matching} AND ({_any_term(selection.scoring)} OR marker : {_quote(MARKER)})"
 
 
-def _bm25_sql() -> str:
+def _bm25_sql(table: str) -> str:
     w = ranking.FIELD_WEIGHTS
-    return f"bm25(search_fts, 0.0, {w['path']}, {w['title']}, {w['tags']}, {w['body']})"
+    return f"bm25({table}, 0.0, {w['path']}, {w['title']}, {w['tags']}, {w['body']})"
 
 
 def _score_sql(bm25: str, row: str = "") -> str:
@@ -129,6 +163,16 @@ def _bound(relevance: float) -> float:
     return relevance * (ranking.MAX_MULTIPLIER if relevance > 0 else 1.0)
 
 
+def _create_table(conn: sqlite3.Connection, table: str) -> None:
+    conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({_COLUMNS}, tokenize = '{_TOKENIZE}')")
+    conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?)", (_HASH_SIZE,))
+
+
+def _table_exists(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+    return row.fetchone() is not None
+
+
 # An unfiltered search first walks this many matches in relevance order (at least this
 # many, and 4 per result asked for), reading only their stored rows. At 10k notes most
 # searches settle within 64; walking more costs every search a longer sort (256 cost
@@ -138,36 +182,108 @@ _WALK = 64
 _WALK_PER_RESULT = 4
 
 
+@dataclass(frozen=True, slots=True)
+class _Account:
+    """An account's entry in search_tables, as one snapshot saw it."""
+
+    table: str
+    notes: int
+    generation: int
+
+
 class SqliteSearchIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
+        # Recall's selection: counts capped at one past the common cutoff, kept 60 s
+        # (domain.query.TermCounts), as for every engine.
         self.term_counts = query_terms.TermCounts()
+        # The score's weight: exact counts, per account generation.
+        self.doc_counts = query_terms.TermCounts()
         db.add_schema(SCHEMA)
-        self._bm25 = _bm25_sql()
-        self._score = _score_sql(self._bm25, "r.")
-        self._candidate_score = _score_sql("c.bm25", "r.")
-        # ``_bound`` of a match's relevance, with the same float operations.
-        self._reach = f"max(-{self._bm25} * :max_multiplier, -{self._bm25})"
-        self._configure()
+        self._migrate_shared_table()
 
-    def _configure(self) -> None:
-        # A persistent FTS5 setting: written once per database, read on every start.
-        row = (
-            self.db.connection()
-            .execute("SELECT v FROM search_fts_config WHERE k = 'hashsize'")
-            .fetchone()
+    # ------------------------------------------------------------------ tables
+    def fts_table(self, account_id: str) -> str | None:
+        """The name of the account's FTS5 table; None while it has never had a note."""
+        found = self._account(self.db.connection(), account_id)
+        return None if found is None else found.table
+
+    @staticmethod
+    def _account(conn: sqlite3.Connection, account_id: str) -> _Account | None:
+        row = conn.execute(
+            "SELECT id, notes, generation FROM search_tables WHERE account_id = ?",
+            (account_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return _Account(fts_table(row[0]), int(row[1]), int(row[2]))
+
+    @classmethod
+    def _writable(cls, conn: sqlite3.Connection, account_id: str) -> str:
+        """The account's FTS5 table, made if it has none (inside a write transaction)."""
+        found = cls._account(conn, account_id)
+        if found is not None:
+            return found.table
+        cursor = conn.execute("INSERT INTO search_tables (account_id) VALUES (?)", (account_id,))
+        assert cursor.lastrowid is not None
+        table = fts_table(cursor.lastrowid)
+        _create_table(conn, table)
+        return table
+
+    @staticmethod
+    def _changed(conn: sqlite3.Connection, account_id: str, added: int = 0) -> None:
+        """Record a change to the account's index: ``added`` notes more (or fewer)."""
+        conn.execute(
+            "UPDATE search_tables SET notes = notes + ?, generation = generation + 1"
+            " WHERE account_id = ?",
+            (added, account_id),
         )
-        if row is None or row[0] != _HASH_SIZE:
-            with self.db.transaction() as conn:
-                conn.execute(
-                    "INSERT INTO search_fts (search_fts, rank) VALUES ('hashsize', ?)",
-                    (_HASH_SIZE,),
-                )
 
+    def _migrate_shared_table(self) -> None:
+        """Move a database made before ADR 0017 to per-account tables, once.
+
+        Every note's text is copied from the shared table into its account's own (FTS5
+        tokenizes it again: about the time the notes' first indexing took), then the
+        shared table is dropped, all in one transaction: a process opening the file
+        meanwhile waits for it, and a failure leaves the shared table as it was.
+        """
+        if not _table_exists(self.db.connection(), SHARED_TABLE):
+            return
+        with self.db.transaction() as conn:
+            if not _table_exists(conn, SHARED_TABLE):
+                return  # another process moved it first
+            accounts = [
+                str(r[0]) for r in conn.execute("SELECT DISTINCT account_id FROM search_rows")
+            ]
+            # Tables first: no statement may be reading while the schema changes.
+            tables = {account_id: self._writable(conn, account_id) for account_id in accounts}
+            moved = 0
+            for account_id, table in tables.items():
+                rows = conn.execute(
+                    "SELECT f.rowid, f.path, f.title, f.tags, f.body, f.note_id, f.tags_json"
+                    f" FROM search_rows AS r JOIN {SHARED_TABLE} AS f ON f.rowid = r.rowid"
+                    " WHERE r.account_id = ?",
+                    (account_id,),
+                )
+                copied = 0
+                for batch in _batches(rows, 500):
+                    conn.executemany(
+                        f"INSERT INTO {table} (rowid, marker, path, title, tags, body,"
+                        " note_id, tags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(r[0], MARKER, *tuple(r)[1:]) for r in batch],
+                    )
+                    copied += len(batch)
+                self._changed(conn, account_id, copied)
+                moved += copied
+            conn.execute(f"DROP TABLE {SHARED_TABLE}")
+        log.info("search index moved to one table per account", extra={"notes": moved})
+
+    # ------------------------------------------------------------------ writes
     def upsert(self, account_id: str, docs: Sequence[SearchDoc]) -> None:
         if not docs:
             return
         with self.db.transaction() as conn:
+            table = self._writable(conn, account_id)
             by_path = {doc.path: doc for doc in docs}
             if len(by_path) != len(docs):
                 # The same path twice: the last document wins, as writing them in turn would.
@@ -204,7 +320,7 @@ class SqliteSearchIndex:
                 ],
             )
             conn.executemany(
-                "DELETE FROM search_fts WHERE rowid = ?", [(r,) for r in existing.values()]
+                f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in existing.values()]
             )
             conn.executemany(
                 "INSERT INTO search_rows (rowid, account_id, path, updated_at, inbound,"
@@ -212,12 +328,12 @@ class SqliteSearchIndex:
                 fresh,
             )
             conn.executemany(
-                "INSERT INTO search_fts (rowid, account, path, title, tags, body, note_id,"
+                f"INSERT INTO {table} (rowid, marker, path, title, tags, body, note_id,"
                 " tags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         rowid,
-                        account_id,
+                        MARKER,
                         doc.path,
                         doc.title,
                         " ".join(doc.tags),
@@ -228,6 +344,7 @@ class SqliteSearchIndex:
                     for rowid, doc in zip(rowids, docs, strict=True)
                 ],
             )
+            self._changed(conn, account_id, len(fresh))
 
     @staticmethod
     def _rowids(conn: sqlite3.Connection, account_id: str, paths: list[str]) -> dict[str, int]:
@@ -247,18 +364,26 @@ class SqliteSearchIndex:
         if not paths:
             return
         with self.db.transaction() as conn:
-            for path in paths:
+            account = self._account(conn, account_id)
+            if account is None:
+                return
+            removed = 0
+            for path in dict.fromkeys(paths):
                 row = conn.execute(
                     "SELECT rowid FROM search_rows WHERE account_id = ? AND path = ?",
                     (account_id, path),
                 ).fetchone()
                 if row is not None:
-                    conn.execute("DELETE FROM search_fts WHERE rowid = ?", (row[0],))
+                    conn.execute(f"DELETE FROM {account.table} WHERE rowid = ?", (row[0],))
                     conn.execute("DELETE FROM search_rows WHERE rowid = ?", (row[0],))
+                    removed += 1
+            if removed:
+                self._changed(conn, account_id, -removed)
 
     def set_inbound(self, account_id: str, counts: Mapping[str, int]) -> None:
         if not counts:
             return
+        # Ranking rows only: no statistic the score's weight reads, so no new generation.
         with self.db.transaction() as conn:
             conn.executemany(
                 "UPDATE search_rows SET inbound = ? WHERE account_id = ? AND path = ?"
@@ -266,6 +391,18 @@ class SqliteSearchIndex:
                 [(count, account_id, path, count) for path, count in counts.items()],
             )
 
+    def clear(self, account_id: str) -> None:
+        with self.db.transaction() as conn:
+            account = self._account(conn, account_id)
+            if account is None:
+                return
+            # The account's own table: dropped and made again empty, whatever it held.
+            conn.execute(f"DROP TABLE {account.table}")
+            _create_table(conn, account.table)
+            conn.execute("DELETE FROM search_rows WHERE account_id = ?", (account_id,))
+            self._changed(conn, account_id, -account.notes)
+
+    # ------------------------------------------------------------------ search
     def search(self, account_id: str, query: SearchQuery, *, now: float) -> list[SearchHit]:
         terms = query_terms.search_terms(query.text)
         if not terms or query.limit <= 0:
@@ -276,29 +413,32 @@ class SqliteSearchIndex:
         if own_snapshot:
             conn.execute("BEGIN")
         try:
-            # The tenant clause only narrows the match: the exact account compare in
-            # ranking (``_top``) is what isolates tenants. When the index holds this account
-            # alone it narrows nothing, and it costs a quarter of the relevance pass.
-            # It adds exactly 0.0 to bm25 (its column's weight is 0), so scores agree.
-            sole = self._sole_tenant(conn, account_id)
-            tenant = "" if sole else f"account : {_quote(account_id)} AND "
+            account = self._account(conn, account_id)
+            if account is None or account.notes <= 0:
+                return []
             selection = query_terms.TermSelection.every(terms)
             if query.skip_common_terms and len(terms) > 1:
-                selection = self._select_terms(conn, account_id, tenant, terms)
-                if not selection.matching:
-                    return []  # no note holds any of them
-            any_term = _any_term(selection.terms)
-            match = tenant + _selected(selection, account_id)
-            top = self._top(conn, account_id, query, match, now)
+                selection = self._select_terms(conn, account_id, account, terms)
+            counts = self.note_counts(conn, account_id, account, selection.terms)
+            # A term no note holds adds nothing to any note: it is left out of the match
+            # and of the query's weight (bm25 adds exactly 0.0 for it either way).
+            selection = query_terms.held(selection, counts)
+            if not selection.matching:
+                return []  # no note holds any of them
+            weight = ranking.query_weight(
+                ranking.idf(account.notes, counts[t]) for t in selection.terms
+            )
+            top = self._top(conn, account.table, account_id, query, _selected(selection), now)
             # Scanning the matches once costs less than looking up each winner when each
-            # lookup seeks several terms; it visits at most the matches the walk did, and
-            # only this tenant's when the index holds no other.
-            scan = sole and len(selection.terms) > 1
+            # lookup seeks several terms; it visits at most the matches the walk did.
+            scan = len(selection.terms) > 1
             rowids = [rowid for rowid, _, _ in top]
             if query.snippets:
-                rows = self._hits(conn, any_term, rowids, scan=scan)
+                rows = self._hits(
+                    conn, account.table, _any_term(selection.terms), rowids, scan=scan
+                )
             else:
-                rows = self._fields(conn, rowids)
+                rows = self._fields(conn, account.table, rowids)
         finally:
             if own_snapshot:
                 conn.execute("COMMIT")
@@ -308,61 +448,77 @@ class SqliteSearchIndex:
                 path=r["path"],
                 title=r["title"],
                 tags=tuple(json.loads(r["tags_json"])),
-                score=float(score),
+                score=ranking.score(float(final), weight),
                 snippet=_snippet_html(r["snippet"]) if query.snippets else "",
                 updated_at=float(r["updated_at"]),
             )
-            for rowid, score, _ in top
+            for rowid, final, _ in top
             if (r := rows.get(rowid)) is not None
         ]
 
+    def note_counts(
+        self, conn: sqlite3.Connection, account_id: str, account: _Account, terms: Sequence[str]
+    ) -> dict[str, int]:
+        """How many of the account's notes hold each term (FTS5's own count for bm25's idf:
+        notes holding the term in a searched column), exact for the account's generation."""
+        _, counts = self.doc_counts.lookup(account_id, terms, version=account.generation)
+        unknown = [term for term in dict.fromkeys(terms) if term not in counts]
+        if unknown:
+            table = account.table
+            counted = ", ".join(
+                f"(SELECT count(*) FROM {table} WHERE {table} MATCH ?{i})"
+                for i in range(1, len(unknown) + 1)
+            )
+            row = conn.execute(f"SELECT {counted}", [_any_term([t]) for t in unknown]).fetchone()
+            fresh = dict(zip(unknown, map(int, row), strict=True))
+            self.doc_counts.remember(account_id, account.notes, fresh, version=account.generation)
+            counts.update(fresh)
+        return counts
+
     def _select_terms(
-        self, conn: sqlite3.Connection, account_id: str, tenant: str, terms: list[str]
+        self, conn: sqlite3.Connection, account_id: str, account: _Account, terms: list[str]
     ) -> query_terms.TermSelection:
         """``terms`` less those no note holds and the account's common ones, its frequent
-        ones scoring only (domain.query.distinctive_terms). ``tenant`` is the match's
-        tenant clause, "" when the index holds this account alone.
+        ones scoring only (domain.query.distinctive_terms).
 
         Each term's notes are counted only up to one past the cutoff, so telling that a
         term is common costs a fraction of matching it."""
+        table = account.table
 
-        def count(unknown: list[str], total: int | None) -> tuple[int, dict[str, int]]:
-            if total is None:
-                # A whole-table count is read off the b-tree (~40x faster than an account's).
-                total = conn.execute(
-                    "SELECT count(*) FROM search_rows WHERE account_id = ?"
-                    if tenant
-                    else "SELECT count(*) FROM search_rows",
-                    (account_id,) if tenant else (),
-                ).fetchone()[0]
-            cutoff = query_terms.common_term_cutoff(int(total))
+        def count(unknown: list[str], _total: int | None) -> tuple[int, dict[str, int]]:
+            total = account.notes
+            cutoff = query_terms.common_term_cutoff(total)
             if total <= cutoff or not unknown:
-                return int(total), {}
+                return total, {}
             counts = ", ".join(
-                f"(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ?{i}"
+                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?{i}"
                 f" LIMIT {cutoff + 1}))"
                 for i in range(1, len(unknown) + 1)
             )
             row = conn.execute(
-                f"SELECT {counts}", [tenant + _any_term([term]) for term in unknown]
+                f"SELECT {counts}", [_any_term([term]) for term in unknown]
             ).fetchone()
-            return int(total), dict(zip(unknown, map(int, row), strict=True))
+            fresh = dict(zip(unknown, map(int, row), strict=True))
+            # A count within the cutoff is exact, and of this snapshot: the score's weight
+            # needs no second count of the terms recall keeps.
+            exact = {term: n for term, n in fresh.items() if n <= cutoff}
+            self.doc_counts.remember(account_id, total, exact, version=account.generation)
+            return total, fresh
 
         return query_terms.distinctive_terms(account_id, terms, self.term_counts, count)
 
-    def _sole_tenant(self, conn: sqlite3.Connection, account_id: str) -> bool:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM search_rows WHERE account_id < :a)"
-            " OR EXISTS (SELECT 1 FROM search_rows WHERE account_id > :a)",
-            {"a": account_id},
-        ).fetchone()
-        return not row[0]
-
     def _top(
-        self, conn: sqlite3.Connection, account_id: str, query: SearchQuery, match: str, now: float
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        account_id: str,
+        query: SearchQuery,
+        match: str,
+        now: float,
     ) -> list[tuple[int, float, str]]:
-        """(rowid, score, path) of the best ``query.limit`` matches, best first: the answer
-        of ``ORDER BY score DESC, path LIMIT n`` over every match that passes the filters."""
+        """(rowid, final score, path) of the best ``query.limit`` matches, best first: the
+        answer of ``ORDER BY score DESC, path LIMIT n`` over every match that passes the
+        filters."""
         params: dict[str, object] = {
             "match": match,
             "account": account_id,
@@ -384,26 +540,33 @@ class SqliteSearchIndex:
         # rarely settles anything: such searches rank in SQL directly.
         floor = -math.inf
         if not (query.folder or query.tag):
-            found, floor = self._walk(conn, where, params, query.limit)
+            found, floor = self._walk(conn, table, where, params, query.limit)
             if found is not None:
                 return found
         # Every match that passes the filters, ranked in SQL; after a walk, only those whose
         # best possible score reaches its floor are read and scored (the rest cannot rank).
+        bm25 = _bm25_sql(table)
         reach = ""
         if floor > -math.inf:
-            reach = f" AND {self._reach} >= :floor"
+            # ``_bound`` of a match's relevance, with the same float operations.
+            reach = f" AND max(-{bm25} * :max_multiplier, -{bm25}) >= :floor"
             params.update(floor=floor, max_multiplier=ranking.MAX_MULTIPLIER)
         rows = conn.execute(
-            f"SELECT search_fts.rowid, {self._score} AS score, r.path FROM search_fts"
-            " JOIN search_rows AS r ON r.rowid = search_fts.rowid"
-            f" WHERE search_fts MATCH :match{reach} AND {where}"
+            f"SELECT {table}.rowid, {_score_sql(bm25, 'r.')} AS score, r.path FROM {table}"
+            f" JOIN search_rows AS r ON r.rowid = {table}.rowid"
+            f" WHERE {table} MATCH :match{reach} AND {where}"
             " ORDER BY score DESC, r.path LIMIT :limit",
             params,
         ).fetchall()
         return [(int(r[0]), float(r[1]), str(r[2])) for r in rows]
 
     def _walk(
-        self, conn: sqlite3.Connection, where: str, params: Mapping[str, object], limit: int
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        where: str,
+        params: Mapping[str, object],
+        limit: int,
     ) -> tuple[list[tuple[int, float, str]] | None, float]:
         """(the answer, _) from the leading matches by relevance; or (None, floor) when they
         cannot settle it, floor being a score every match in the answer reaches.
@@ -415,9 +578,9 @@ class SqliteSearchIndex:
         """
         walk = max(_WALK, _WALK_PER_RESULT * limit)
         rows: list[tuple[int, float, float | None, str | None]] = conn.execute(
-            f"SELECT c.rid, c.bm25, CASE WHEN {where} THEN {self._candidate_score} END, r.path"
-            f" FROM (SELECT rowid AS rid, {self._bm25} AS bm25 FROM search_fts"
-            " WHERE search_fts MATCH :match ORDER BY 2 LIMIT :walk) AS c"
+            f"SELECT c.rid, c.bm25, CASE WHEN {where} THEN {_score_sql('c.bm25', 'r.')} END,"
+            f" r.path FROM (SELECT rowid AS rid, {_bm25_sql(table)} AS bm25 FROM {table}"
+            f" WHERE {table} MATCH :match ORDER BY 2 LIMIT :walk) AS c"
             " LEFT JOIN search_rows AS r ON r.rowid = c.rid",
             {**params, "walk": walk},
         ).fetchall()
@@ -437,12 +600,15 @@ class SqliteSearchIndex:
         return None, nth
 
     def _hits(
-        self, conn: sqlite3.Connection, any_term: str, rowids: Sequence[int], *, scan: bool
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        any_term: str,
+        rowids: Sequence[int],
+        *,
+        scan: bool,
     ) -> dict[int, sqlite3.Row]:
         """Stored fields and body snippet of the chosen rows only.
-
-        Matched without the tenant clause: that phrase is confined to the account
-        column, so it has no instance in the body and the snippet is the same.
 
         FTS5 runs ``rowid IN (...)`` as one lookup per row, each seeking every term in
         every segment. With ``scan`` it instead walks the matches between the lowest and
@@ -459,34 +625,35 @@ class SqliteSearchIndex:
             params += [min(rowids), max(rowids)]
         rows = conn.execute(
             "SELECT f.rowid, f.note_id, f.path, f.title, f.tags_json, r.updated_at,"
-            f" snippet(search_fts, {_BODY_COLUMN}, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '…', 16)"
-            " AS snippet FROM search_fts AS f JOIN search_rows AS r ON r.rowid = f.rowid"
-            f" WHERE search_fts MATCH ? AND {chosen}",
+            f" snippet({table}, {_BODY_COLUMN}, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '…', 16)"
+            f" AS snippet FROM {table} AS f JOIN search_rows AS r ON r.rowid = f.rowid"
+            f" WHERE {table} MATCH ? AND {chosen}",
             (*params, *rowids),
         ).fetchall()
         return {int(r["rowid"]): r for r in rows}
 
-    def _fields(self, conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
+    def _fields(
+        self, conn: sqlite3.Connection, table: str, rowids: Sequence[int]
+    ) -> dict[int, sqlite3.Row]:
         """Stored fields of the chosen rows, without snippets: rowid lookups, no MATCH."""
         if not rowids:
             return {}
         marks = ", ".join("?" * len(rowids))
         rows = conn.execute(
             "SELECT f.rowid, f.note_id, f.path, f.title, f.tags_json, r.updated_at"
-            " FROM search_fts AS f JOIN search_rows AS r ON r.rowid = f.rowid"
+            f" FROM {table} AS f JOIN search_rows AS r ON r.rowid = f.rowid"
             f" WHERE f.rowid IN ({marks})",
             tuple(rowids),
         ).fetchall()
         return {int(r["rowid"]): r for r in rows}
 
-    def clear(self, account_id: str) -> None:
-        with self.db.transaction() as conn:
-            rowids = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT rowid FROM search_rows WHERE account_id = ?", (account_id,)
-                ).fetchall()
-            ]
-            for rowid in rowids:
-                conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
-            conn.execute("DELETE FROM search_rows WHERE account_id = ?", (account_id,))
+
+def _batches(rows: Iterator[sqlite3.Row], size: int) -> Iterator[list[sqlite3.Row]]:
+    batch: list[sqlite3.Row] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
