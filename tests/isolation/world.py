@@ -1,0 +1,205 @@
+"""Two organisations for the tenant-isolation suite, and the probe that counts attempts
+and leaks.
+
+Organisation A holds the secrets: notes whose title, body and tag carry ``HIDDEN`` (a
+word B's people never type), their versions, links, a deleted note, a usage record, a
+balance, members of every role with keys and sessions, a pending invitation, audit
+events. B is the attacker: a member of every role, their keys and sessions, and notes
+of its own at A's very paths. ``SEARCH`` is the word an attacker searches for (it is in
+A's notes too, so a search that crossed tenants would find them).
+
+A leak is any answer to B that holds a marker of A: ``HIDDEN``, A's organisation id (as
+a value) or any id of A's (member, key, key prefix, session, invitation, note, audit event), unless
+the attacker itself sent that string (an error echoing the id it was given is no leak).
+After the attempts, A's state must be exactly as before.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memvault.container import Services
+from memvault.domain.identity import AuditKind, Role
+from memvault.domain.models import UsageRecord
+from memvault.errors import MemvaultError
+from memvault.services.context import Caller
+from tests.support.people import Org, make_org
+
+HIDDEN = "quokka7731"
+SEARCH = "zanzibar"
+A_PATHS = ("secret/plan.md", "Other.md", "gone.md")
+
+
+@dataclass
+class Probe:
+    """Counts attempts, and the leaks among their answers."""
+
+    markers: set[str]
+    attempts: int = 0
+    refused: int = 0
+    leaks: list[str] = field(default_factory=list)
+
+    def seen(self, name: str, answer: str, sent: str = "") -> None:
+        """Check one answer (its text) for A's markers the attacker did not send."""
+        self.attempts += 1
+        hits = sorted(m for m in self.markers if m in answer and m not in sent)
+        if hits:
+            self.leaks.append(f"{name}: {hits} in {answer[:300]!r}")
+
+    def attempt(self, name: str, call: Callable[[], Any], sent: Iterable[str] = ()) -> Any:
+        """Run one service call as the attacker; a refusal is fine, an answer is checked."""
+        try:
+            result = call()
+        except MemvaultError:
+            self.attempts += 1
+            self.refused += 1
+            return None
+        self.seen(name, render(result), " ".join(sent))
+        return result
+
+    def assert_no_leaks(self, at_least: int) -> None:
+        print(
+            f"isolation: {self.attempts} attempts, {self.refused} refused, {len(self.leaks)} leaks"
+        )
+        assert not self.leaks, (
+            f"{len(self.leaks)} leaks in {self.attempts} attempts:\n" + "\n".join(self.leaks)
+        )
+        assert self.attempts >= at_least, f"only {self.attempts} attempts (expected {at_least}+)"
+
+
+def render(value: Any) -> str:
+    """Everything an answer holds, as text (a zip: its names and contents)."""
+    if isinstance(value, (bytes, bytearray)):
+        data = bytes(value)
+        if data[:2] == b"PK":
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                return " ".join(
+                    n + " " + archive.read(n).decode("utf-8", "replace") for n in archive.namelist()
+                )
+        return data.decode("utf-8", "replace")
+    return repr(value)
+
+
+@dataclass
+class World:
+    services: Services
+    a: Org
+    b: Org
+    markers: set[str]
+    a_invitation_id: str
+
+    def probe(self) -> Probe:
+        return Probe(set(self.markers))
+
+    def b_actors(self) -> dict[str, Caller]:
+        """B's people as each way in: sessions, admin keys, vault keys."""
+        actors: dict[str, Caller] = {}
+        for role, person in self.b.people.items():
+            actors[f"{role} session"] = person.caller
+            actors[f"{role} key"] = person.key_caller
+            actors[f"{role} vault key"] = person.vault_caller
+        return actors
+
+    def a_ids(self) -> dict[str, list[str]]:
+        people = self.a.people.values()
+        return {
+            "member": [p.member.id for p in people],
+            "key": [k.key.id for p in people for k in (p.key, p.vault_key)],
+            "session": [p.session.session.id for p in people],
+            "invitation": [self.a_invitation_id],
+        }
+
+    def snapshot(self) -> Any:
+        """A's state, to compare before and after the attacks."""
+        store, account = self.services.store, self.a.id
+        acct = store.get_account(account)
+        assert acct is not None
+        notes = sorted((n.path, n.version, n.sha256) for n in store.iter_notes(account))
+        versions = {p: [v.version for v in store.list_versions(account, p)] for p in A_PATHS}
+        members = [
+            (m.id, m.role, m.disabled_at, m.email, m.name) for m in store.list_members(account)
+        ]
+        keys = [
+            (k.id, k.revoked_at, k.toggles, k.settings, k.member_id)
+            for k in store.list_keys(account)
+        ]
+        invitations = [i.id for i in store.list_invitations(account)]
+        sessions = {m[0]: sorted(s.id for s in store.list_sessions(account, m[0])) for m in members}
+        events = [
+            e.id
+            for e in store.events(account, limit=10_000)
+            if e.kind is not AuditKind.SIGN_IN_FAILED
+        ]
+        balance = self.services.ledger.get_balance(account)
+        return (
+            acct.name,
+            acct.limits,
+            acct.note_count,
+            notes,
+            versions,
+            members,
+            keys,
+            invitations,
+            sessions,
+            events,
+            balance,
+            store.tag_counts(account),
+        )
+
+
+def build_world(services: Services) -> World:
+    a = make_org(services, "org-a")
+    b = make_org(services, "org-b")
+    writer = a.owner.key_caller
+    vault = services.vault
+    vault.write(
+        writer, "secret/plan.md", f"# Plan {HIDDEN}\n\n{SEARCH} launch #{HIDDEN}. [[Other]]\n"
+    )
+    vault.append(writer, "secret/plan.md", f"second version, {SEARCH} {HIDDEN}")
+    vault.write(writer, "Other.md", f"# Other\n\n{SEARCH} {HIDDEN} links back [[secret/plan]]\n")
+    vault.write(writer, "gone.md", f"# Gone {HIDDEN}\n\n{SEARCH}\n")
+    vault.delete(writer, "gone.md")
+    services.org.set_balance(a.owner.caller, 7_777_000)
+    services.billing.record_usage(
+        UsageRecord(
+            id=uuid.uuid4().hex,
+            account_id=a.id,
+            key_id=a.owner.key.key.id,
+            model=f"model-{HIDDEN}",
+            api_format="openai",
+            input_tokens=11,
+            output_tokens=22,
+            rounds=1,
+            memory_calls={},
+            recalled_notes=0,
+            injected_tokens=0,
+            cost_micros=333,
+            status=200,
+            outcome="ok",
+            started_at=services.billing.clock(),
+            duration_ms=1,
+            overhead_ms=1,
+        )
+    )
+    invitation = services.members.invite(a.owner.caller, "pending@org-a.test", Role.ADMIN)
+    # B's own notes at A's paths: reads by path find these, never A's.
+    for path in A_PATHS[:2]:
+        vault.write(b.owner.key_caller, path, f"# B's {path}\n\n{SEARCH} ours\n")
+
+    store = services.store
+    # A's id as it stands in an answer (quoted); A's addresses are no secret of A's (an
+    # attacker may well know them) and are not markers themselves.
+    markers = {HIDDEN, f"'{a.id}'", f'"{a.id}"'}
+    for person in a.people.values():
+        markers |= {person.member.id, person.session.session.id}
+        for key in (person.key, person.vault_key):
+            markers |= {key.key.id, key.key.prefix, key.secret}
+    markers.add(invitation.invitation.id)
+    markers |= {n.id for n in store.iter_notes(a.id)}
+    markers |= {e.id for e in store.events(a.id, limit=10_000)}
+    return World(services, a, b, markers, invitation.invitation.id)
