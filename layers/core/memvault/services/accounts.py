@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from memvault.domain.identity import FOUNDER_NAME, Member, Role, founder_id
 from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
-from memvault.errors import Conflict, InvalidInput, NotFound, PermissionDenied, Unauthenticated
+from memvault.errors import Conflict, InvalidInput, NotFound, Unauthenticated
 from memvault.ports import AccountDirectory
 
 KEY_PREFIX = "mvk_"
@@ -208,14 +208,6 @@ class AccountService:
             self.upgrade(key.account_id)
             key = self.store.key_by_hash(hash_key(secret.strip())) or key
         return key
-
-    @staticmethod
-    def require_admin(key: ApiKey) -> None:
-        if not key.admin:
-            raise PermissionDenied(
-                "this needs an admin key; the key used can manage notes only",
-                code="admin_required",
-            )
 
     def list_keys(self, account_id: str) -> list[ApiKey]:
         return self.store.list_keys(account_id)

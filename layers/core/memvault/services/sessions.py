@@ -9,7 +9,7 @@ after sign-in whatever, and ends at once when its member is disabled or removed.
 The cookie holds a random secret, stored only as its SHA-256 hash. The CSRF token is
 derived from that secret (a keyed digest of it), so it needs no storage, the server can
 check it on every unsafe request, and a page that cannot read the HttpOnly cookie
-cannot make it (ADR 0017).
+cannot make it (ADR 0020).
 
 Sign-in attempts spend two token buckets, one per email address and one per client
 address; every failure answers the same 401 ``invalid_credentials``, whether the address
