@@ -9,19 +9,23 @@ invitation), so one attempt's success cannot spoil the next one's.
 
 from __future__ import annotations
 
+import io
+import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
+from memvault.api.app import create_app
 from memvault.container import Services
 from memvault.domain.identity import Role
 from memvault.domain.models import Toggles
 from memvault.http_edge import SESSION_COOKIE
 from tests.api.helpers import url
 from tests.support.people import PASSWORD, Org, make_org
+from tests.support.routes import api_routes
 from tests.support.servers import LiveServer
 
 ACTORS = ("owner", "admin", "member", "vault key")
@@ -41,7 +45,10 @@ class Targets:
     owner_colleague: str = ""  # a second owner's id
     member_invitation: str = ""
     owner_invitation: str = ""
-    extra: dict[str, str] = field(default_factory=dict)
+    own_session: str = ""  # another session of the actor's own
+    note: str = ""  # a live note's URL path (two versions)
+    gone: str = ""  # a deleted note's
+    moved: str = ""  # where a move may go
 
 
 def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
@@ -61,6 +68,18 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
     colleague_key = services.keys.create_key(colleague_caller, name="theirs", toggles=Toggles())
     me = org.people[actor] if actor != "vault key" else org.owner
     own = services.keys.create_key(me.key_caller, name="mine", toggles=Toggles())
+    vault, writer = services.vault, org.owner.key_caller
+    note, gone = (
+        f"roles/{actor}-{n}.md".replace(" ", "-"),
+        f"roles/gone-{actor}-{n}.md".replace(" ", "-"),
+    )
+    vault.write(writer, note, "# note\n\nfirst [[gone]]")
+    vault.write(writer, note, "# note\n\nsecond")
+    vault.write(writer, gone, "# gone")
+    vault.delete(writer, gone)
+    other_session = ""
+    if actor != "vault key":
+        other_session = services.sessions.sign_in_password(me.email, PASSWORD).session.id
     member_invite = services.members.invite(
         owner, f"m-{actor}-{n}@x.test".replace(" ", ""), Role.MEMBER
     )
@@ -74,6 +93,10 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
         owner_colleague=made[1].member.id,
         member_invitation=member_invite.invitation.id,
         owner_invitation=owner_invite.invitation.id,
+        own_session=other_session or "none",
+        note=url(note)[len("/v1/notes/") :],
+        gone=url(gone)[len("/v1/notes/") :],
+        moved=f"roles/moved-{actor}-{n}.md".replace(" ", "-"),
     )
 
 
@@ -83,9 +106,37 @@ class Route:
     path: str  # formatted with the Targets' fields
     allowed: frozenset[str]
     body: Callable[[Targets], Any] | None = None
+    template: str = ""  # the app's route it exercises, when the path is not it
+
+    @property
+    def route(self) -> tuple[str, str]:
+        """(method, the app's path template) this row exercises."""
+        path = self.template or self.path.split("?")[0]
+        for fields, param in TEMPLATE_PARAMS.items():
+            for name in fields:
+                path = path.replace("{" + name + "}", "{" + param + "}")
+        return (self.method, path)
 
     def __str__(self) -> str:
         return f"{self.method} {self.path}"
+
+
+# Which Targets field stands for which of the app's path parameters.
+TEMPLATE_PARAMS = {
+    ("colleague", "owner_colleague"): "member_id",
+    ("colleague_key", "own_key"): "key_id",
+    ("member_invitation", "owner_invitation"): "invitation_id",
+}
+
+
+NOTE = "/v1/notes/{path:path}"
+# Routes nobody signs in for (each role may call them alike): covered by test_people_api.
+OPEN_ROUTES = {
+    ("POST", "/v1/sessions"),
+    ("POST", "/v1/invitations/accept"),
+    ("DELETE", "/v1/sessions/current"),  # signs the actor out: tests/api/test_people_api.py
+    ("POST", "/v1/import"),  # a body of its own: below
+}
 
 
 def _json(value: Any) -> Callable[[Targets], Any]:
@@ -136,11 +187,39 @@ ROUTES = [
         PEOPLE,
         _json({"current_password": PASSWORD, "new_password": "another long passphrase"}),
     ),
+    Route("DELETE", "/v1/sessions/{own_session}", PEOPLE, template="/v1/sessions/{session_id}"),
     # the vault: every key (bound to it) and every person
     Route("GET", "/v1/notes", EVERYONE),
-    Route("PUT", url("roles/a.md"), EVERYONE, _json({"markdown": "x"})),
-    Route("GET", "/v1/search?q=x", EVERYONE),
+    Route("GET", "/v1/notes/{note}", EVERYONE, template=NOTE),
+    Route("PUT", "/v1/notes/{note}", EVERYONE, _json({"markdown": "x"}), template=NOTE),
+    Route(
+        "POST", "/v1/notes/{note}/append", EVERYONE, _json({"text": "x"}), template=NOTE + "/append"
+    ),
+    Route(
+        "POST",
+        "/v1/notes/{note}/move",
+        EVERYONE,
+        lambda t: {"to": t.moved},
+        template=NOTE + "/move",
+    ),
+    Route("GET", "/v1/notes/{note}/versions", EVERYONE, template=NOTE + "/versions"),
+    Route(
+        "GET", "/v1/notes/{note}/versions/1", EVERYONE, template=NOTE + "/versions/{version:int}"
+    ),
+    Route(
+        "POST",
+        "/v1/notes/{note}/versions/1/restore",
+        EVERYONE,
+        template=NOTE + "/versions/{version:int}/restore",
+    ),
+    Route("GET", "/v1/notes/{note}/backlinks", EVERYONE, template=NOTE + "/backlinks"),
+    Route("DELETE", "/v1/notes/{note}", EVERYONE, template=NOTE),
+    Route("DELETE", "/v1/notes/{gone}/history", EVERYONE, template=NOTE + "/history"),
+    Route("GET", "/v1/search?q=note", EVERYONE),
+    Route("GET", "/v1/recent", EVERYONE),
+    Route("GET", "/v1/tags", EVERYONE),
     Route("GET", "/v1/export", EVERYONE),
+    Route("GET", "/v1/export/windows-unsafe", EVERYONE),
 ]
 
 
@@ -197,3 +276,25 @@ def test_a_member_lists_only_themself_and_their_own_keys(
         assert {k["member_id"] for k in c.get("/v1/keys").json()} == {
             p.member.id for p in org.people.values()
         }
+
+
+def test_every_role_imports_into_the_vault(live_server: LiveServer) -> None:
+    org = make_org(live_server.services, "org-a")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("imported.md", "# imported")
+    for actor in ACTORS:
+        with client_for(live_server, org, actor) as client:
+            r = client.post(
+                "/v1/import",
+                content=archive.getvalue(),
+                headers={"Content-Type": "application/zip"},
+            )
+            assert r.status_code == 200, (actor, r.text)
+
+
+def test_the_table_covers_every_management_route(live_server: LiveServer) -> None:
+    app = create_app(live_server.services, surfaces=("management",))
+    tabled = {r.route for r in ROUTES} | OPEN_ROUTES
+    missing = sorted(set(api_routes(app)) - tabled)
+    assert not missing, f"management routes with no row in the role table: {missing}"
