@@ -1,10 +1,12 @@
-"""`memvault bootstrap`: the deployed stack's first account and its admin key.
+"""`memvault bootstrap`: the deployed stack's first organisation, its owner and their key.
 
-After `sam deploy`, nothing can call the API yet: every route needs a key, and keys are
-made with an admin key. This command writes the account and an admin key straight into
-the stack's DynamoDB table with the deployer's own AWS credentials (the table is the
-only resource it touches), prints the key once, and refuses if the account exists. The
-table comes from the stack's outputs (``--stack``) or from MEMVAULT_TABLE.
+After `sam deploy`, nothing can call the API yet: every route needs a key or a session,
+and keys are made by members. This command writes the organisation (an account), its
+first owner (with no address: they sign in with the key and set one) and the owner's
+admin key straight into the stack's DynamoDB table with the deployer's own AWS
+credentials (the table is the only resource it touches), prints the key once, and
+refuses if the organisation exists. The table comes from the stack's outputs
+(``--stack``) or from MEMVAULT_TABLE. More organisations: `memvault orgs create`.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def bootstrap(
         typer.Option("--account-id", help="The account id (default: from the name)."),
     ] = None,
 ) -> None:
-    """Create the deployed stack's first account and print its admin key, once."""
+    """Create the deployed stack's first organisation and print its owner's admin key, once."""
     settings = get_settings()
     if stack:
         from memvault.adapters.aws.clients import make_client
@@ -100,5 +102,8 @@ def bootstrap(
         )
     except MemvaultError as exc:
         _die(f"{exc.code}: {exc.message}", 1)
-    err.print(f"account {ident!r} created in table {settings.table!r}; its admin key (shown once):")
+    err.print(
+        f"organisation {ident!r} created in table {settings.table!r}; its owner's admin key"
+        " (shown once):"
+    )
     out.print(issued.secret)
