@@ -38,6 +38,10 @@ def test_bootstrap_prints_a_working_admin_key_once(stack_env: Any) -> None:
     services = build_services(stack_env)
     key = services.accounts.authenticate(secret)
     assert key.account_id == "acme-labs" and key.admin
+    # The organisation's first owner holds it, and can sign in with it.
+    caller, _ = services.callers.for_key(secret)
+    assert caller.role == "owner" and caller.manage
+    assert services.sessions.sign_in_key(secret).member.id == key.member_id
     assert (key.toggles.recall, key.toggles.tools, key.toggles.mcp) == (True, True, True)
     assert services.store.get_account("acme-labs").name == "Acme Labs"  # type: ignore[union-attr]
 
