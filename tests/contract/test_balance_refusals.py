@@ -9,9 +9,7 @@ from memvault.errors import InvalidInput
 
 
 @pytest.mark.parametrize("amount", [-1, -1_000_000, -(2**53)])
-def test_a_negative_balance_is_refused_and_changes_nothing(
-    services: Services, amount: int
-) -> None:
+def test_a_negative_balance_is_refused_and_changes_nothing(services: Services, amount: int) -> None:
     services.billing.set_balance("local", 5_000)
     with pytest.raises(InvalidInput, match="negative") as info:
         services.billing.set_balance("local", amount)
