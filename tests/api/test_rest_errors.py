@@ -251,7 +251,10 @@ def test_openapi_schema_lists_every_route(anon: httpx.Client) -> None:
 # ---------------------------------------------------------------------------- 404, 405
 
 
-@pytest.mark.parametrize("path", ["/v1/nope", "/", "/v2/notes", "/v1/notes-list", "/v1/keys/a/b"])
+# "/" is the dashboard (tests/dashboard/test_serving.py).
+@pytest.mark.parametrize(
+    "path", ["/v1/nope", "/nope", "/v2/notes", "/v1/notes-list", "/v1/keys/a/b"]
+)
 def test_unknown_routes_are_404(c: httpx.Client, anon: httpx.Client, path: str) -> None:
     for client in (c, anon):
         error = error_of(client.get(path), 404, "route_not_found")

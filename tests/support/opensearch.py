@@ -93,9 +93,9 @@ def require_reason() -> str:
 class IndexPool:
     """Fresh, empty memvault indices made ahead of time on the test node.
 
-    Every AWS-backend test gets an index of its own, as before: OpenSearch's BM25
-    statistics are shard-wide, so a test that shared an index with earlier tests could see
-    scores move. Creating an index takes 0.2-0.3 s of cluster work and dropping one about
+    Every AWS-backend test gets an index of its own, as before: scores no longer depend
+    on other accounts' notes (ADR 0017), but tests that sweep the whole index (retention,
+    reindex, the index's own admin) must not see each other's documents. Creating an index takes 0.2-0.3 s of cluster work and dropping one about
     0.1 s; here both happen on a background thread while the tests run, so a test takes
     an index that is already there and hands it back to be dropped.
     """
