@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pytest
 
+from memvault.adapters.sqlite.db import Database
+from memvault.adapters.sqlite.ledger import SqliteLedger
 from memvault.container import Services
 from memvault.domain.models import ApiKey, KeySettings, Toggles, UsageRecord
+from memvault.domain.pricing import MAX_MICROS
 from memvault.errors import InvalidInput, PaymentRequired
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from tests.support.clock import FakeClock
@@ -347,3 +352,102 @@ def test_record_usage_never_raises(services: Services, clock: FakeClock) -> None
     broken = usage(key, clock(), memory_calls={"memory_search": object()})  # not storable
     services.billing.record_usage(broken)  # logged and swallowed
     assert services.ledger.usage_between(LOCAL_ACCOUNT_ID, broken.day, broken.day) == []
+
+
+def test_usage_records_keep_whether_they_were_estimated(
+    services: Services, clock: FakeClock
+) -> None:
+    key = issue(services)
+    exact = usage(key, clock())
+    estimated = usage(key, clock() + 1, estimated=True, outcome="client_disconnected")
+    services.billing.record_usage(exact)
+    services.billing.record_usage(estimated)
+    day = exact.day
+    found = services.ledger.usage_between(LOCAL_ACCOUNT_ID, day, day)
+    assert found == [exact, estimated]
+    assert [r.estimated for r in found] == [False, True]
+
+
+# ---------------------------------------------------------------------- numbers the ledger holds
+def test_amounts_past_what_the_ledger_holds_are_refused_not_overflowed(
+    services: Services,
+) -> None:
+    key = issue(services)  # unmetered: no balance check stands in the way
+    for amount in (MAX_MICROS + 1, 10**30):
+        with pytest.raises(InvalidInput) as refused:
+            services.billing.reserve(key, amount)
+        assert refused.value.code == "amount_too_large"
+        with pytest.raises(InvalidInput):
+            services.ledger.reserve(
+                LOCAL_ACCOUNT_ID, key.id, amount, spend_cap_micros=None, now=0.0, expires_at=1.0
+            )
+    assert services.billing.balance(LOCAL_ACCOUNT_ID).held_micros == 0
+    hold = services.billing.reserve(key, MAX_MICROS)  # the largest amount is held
+    assert services.billing.balance(LOCAL_ACCOUNT_ID).held_micros == MAX_MICROS
+    services.billing.settle(hold, 10**30)  # a cost past it is capped, not lost
+    assert services.billing.key_spent(LOCAL_ACCOUNT_ID, key.id) == MAX_MICROS
+    assert services.billing.balance(LOCAL_ACCOUNT_ID).held_micros == 0
+
+
+def test_usage_counts_past_what_the_ledger_holds_are_capped(
+    services: Services, clock: FakeClock
+) -> None:
+    key = issue(services)
+    huge = usage(key, clock(), input_tokens=10**30, output_tokens=2**70, cost_micros=10**40)
+    services.billing.record_usage(huge)
+    [stored] = services.ledger.usage_between(LOCAL_ACCOUNT_ID, huge.day, huge.day)
+    assert (stored.input_tokens, stored.output_tokens, stored.cost_micros) == (
+        MAX_MICROS,
+        MAX_MICROS,
+        MAX_MICROS,
+    )
+    assert stored.id == huge.id
+
+
+# The usage table as it was before records said whether they were estimated.
+OLD_USAGE_SCHEMA = """
+CREATE TABLE usage_records (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, key_id TEXT NOT NULL, day TEXT NOT NULL,
+    model TEXT NOT NULL, api_format TEXT NOT NULL, input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL, rounds INTEGER NOT NULL, memory_calls TEXT NOT NULL,
+    recalled_notes INTEGER NOT NULL, injected_tokens INTEGER NOT NULL,
+    cost_micros INTEGER NOT NULL, status INTEGER NOT NULL, outcome TEXT NOT NULL,
+    started_at REAL NOT NULL, duration_ms INTEGER NOT NULL, overhead_ms INTEGER NOT NULL,
+    expires_at REAL NOT NULL
+);
+"""
+
+
+def test_usage_records_stored_before_the_estimated_flag_read_as_exact(
+    services: Services, clock: FakeClock, tmp_path: Path
+) -> None:
+    key = issue(services)
+    old = usage(key, clock())
+    if services.settings.backend == "sqlite":
+        path = tmp_path / "old-usage.sqlite3"
+        with sqlite3.connect(path) as conn:
+            conn.executescript(OLD_USAGE_SCHEMA)
+            conn.execute(
+                "INSERT INTO usage_records VALUES"
+                " (?, ?, ?, ?, 'gpt-4o-mini', 'openai', 100, 20, 1, '{}', 0, 0, 27, 200, 'ok',"
+                " ?, 120, 4, ?)",
+                (old.id, LOCAL_ACCOUNT_ID, key.id, old.day, old.started_at, old.started_at + DAY),
+            )
+        conn.close()
+        ledger = SqliteLedger(Database(path))
+        assert ledger.usage_between(LOCAL_ACCOUNT_ID, old.day, old.day) == [old]
+        newer = usage(key, clock() + 1, estimated=True)
+        ledger.record_usage(newer, expires_at=clock() + DAY)
+        # Opened again (a restart): nothing migrates twice, both records read back.
+        again = SqliteLedger(Database(path)).usage_between(LOCAL_ACCOUNT_ID, old.day, old.day)
+        assert again == [old, newer]
+        return
+    services.billing.record_usage(old)
+    table = services.ledger.table  # type: ignore[attr-defined]
+    [item] = table.query(f"A#{LOCAL_ACCOUNT_ID}", "U#")
+    table.update(
+        Key={"pk": {"S": item["pk"]}, "sk": {"S": item["sk"]}},
+        UpdateExpression="REMOVE estimated",
+    )
+    assert "estimated" not in table.get(item["pk"], item["sk"])
+    assert services.ledger.usage_between(LOCAL_ACCOUNT_ID, old.day, old.day) == [old]

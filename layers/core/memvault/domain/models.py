@@ -285,6 +285,11 @@ class UsageRecord:
     started_at: float  # epoch seconds
     duration_ms: int
     overhead_ms: int
+    # The tokens are memvault's count, not upstream's: a stream that ended before its
+    # usage did (the client hung up, the provider broke off) is billed the prompt as
+    # counted when the money was held and the output memvault had received. Records
+    # stored before this existed read as False.
+    estimated: bool = False
 
     @property
     def day(self) -> str:

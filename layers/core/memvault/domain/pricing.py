@@ -20,6 +20,11 @@ from memvault.errors import InvalidInput, PaymentRequired
 DEFAULT_MODEL = "*"
 # Sanity bound on a price: a typo (a price per token pasted as per million) is refused.
 MAX_PRICE_PER_MILLION = Decimal(1_000_000)
+# The largest number the ledgers take, money (about 9 billion USD) or a count of tokens:
+# every storage integer holds it exactly (SQLite's 64 bits, DynamoDB's 38 digits, and a
+# JSON number read as a double). An amount past it is refused (``amount_too_large``),
+# a count reported past it (by a provider) is capped.
+MAX_MICROS = 2**53
 
 
 class PriceTableError(InvalidInput):
@@ -148,6 +153,26 @@ def usd(micros: int) -> str:
     sign = "-" if micros < 0 else ""
     whole, frac = divmod(abs(micros), 1_000_000)
     return f"{sign}${whole}.{frac:06d}"
+
+
+def capped(value: int) -> int:
+    """A count or cost as the ledgers store it: at least 0, at most MAX_MICROS."""
+    return min(max(value, 0), MAX_MICROS)
+
+
+def amount_too_large(amount_micros: int) -> InvalidInput:
+    """The refusal of a hold no ledger can take (a request asking for an absurd output)."""
+    return InvalidInput(
+        f"this request would hold {usd(amount_micros)}, more than the {usd(MAX_MICROS)} a"
+        " request may hold; ask for fewer output tokens (max_tokens)",
+        code="amount_too_large",
+    )
+
+
+def check_amount(amount_micros: int) -> None:
+    """Refuse (InvalidInput, 400) an amount past what the ledgers hold."""
+    if not -MAX_MICROS <= amount_micros <= MAX_MICROS:
+        raise amount_too_large(amount_micros)
 
 
 # The two refusals of a reservation, worded once for both ledgers.

@@ -15,7 +15,13 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 from memvault.domain.models import ApiKey, Balance, Reservation, UsageDay, UsageRecord, UsageReport
-from memvault.domain.pricing import ModelPrice, PriceTable
+from memvault.domain.pricing import (
+    MAX_MICROS,
+    ModelPrice,
+    PriceTable,
+    capped,
+    check_amount,
+)
 from memvault.errors import InvalidInput
 from memvault.ports import Ledger
 
@@ -23,9 +29,6 @@ log = logging.getLogger("memvault.billing")
 
 DAY_SECONDS = 86_400
 MAX_REPORT_DAYS = 366
-# The largest amount of money a request may set or add: every storage integer (and a
-# JSON number read as a double) holds it exactly. About 9 billion USD.
-MAX_MICROS = 2**53
 
 
 def _check_micros(value: int, what: str) -> None:
@@ -61,6 +64,18 @@ def _add(row: UsageDay, record: UsageRecord) -> UsageDay:
     )
 
 
+def capped_record(record: UsageRecord) -> UsageRecord:
+    """``record`` with every count and cost within what the ledgers store (a provider
+    may report anything)."""
+    return replace(
+        record,
+        input_tokens=capped(record.input_tokens),
+        output_tokens=capped(record.output_tokens),
+        injected_tokens=capped(record.injected_tokens),
+        cost_micros=capped(record.cost_micros),
+    )
+
+
 class BillingService:
     def __init__(
         self,
@@ -83,7 +98,9 @@ class BillingService:
 
     def reserve(self, key: ApiKey, amount_micros: int) -> Reservation:
         """Hold money for one request. Raises PaymentRequired (insufficient_balance or
-        spend_cap_exceeded) when the balance or the key's cap cannot cover it."""
+        spend_cap_exceeded) when the balance or the key's cap cannot cover it, and
+        InvalidInput (amount_too_large) for an amount past MAX_MICROS."""
+        check_amount(amount_micros)
         now = self.clock()
         return self.ledger.reserve(
             key.account_id,
@@ -101,7 +118,7 @@ class BillingService:
         hold stays, and the sweep settles it at the held amount after it expires.
         """
         try:
-            self.ledger.settle(reservation, max(cost_micros, 0))
+            self.ledger.settle(reservation, capped(cost_micros))
         except Exception:
             log.exception(
                 "settle failed; the sweep will settle the hold at its amount",
@@ -113,7 +130,7 @@ class BillingService:
         a storage failure is logged (ids only, never content) and swallowed."""
         try:
             expires_at = record.started_at + self.usage_retention_days * DAY_SECONDS
-            self.ledger.record_usage(record, expires_at=expires_at)
+            self.ledger.record_usage(capped_record(record), expires_at=expires_at)
         except Exception:
             log.exception(
                 "usage record lost",

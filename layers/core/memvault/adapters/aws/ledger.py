@@ -33,7 +33,12 @@ from memvault.adapters.aws import keys
 from memvault.adapters.aws.clients import aws_errors, error_code
 from memvault.adapters.aws.dynamo import Item, Table, deserialize, key, serialize, values
 from memvault.domain.models import Balance, Reservation, UsageRecord
-from memvault.domain.pricing import insufficient_balance, spend_cap_exceeded
+from memvault.domain.pricing import (
+    capped,
+    check_amount,
+    insufficient_balance,
+    spend_cap_exceeded,
+)
 from memvault.errors import ServiceUnavailable
 
 BALANCE_SK = "BALANCE"
@@ -83,6 +88,7 @@ def _usage(item: Item) -> UsageRecord:
         started_at=float(item["started_at"]),
         duration_ms=item["duration_ms"],
         overhead_ms=item["overhead_ms"],
+        estimated=bool(item.get("estimated", False)),  # absent on records made before it
     )
 
 
@@ -144,6 +150,7 @@ class DynamoLedger:
         now: float,
         expires_at: float,
     ) -> Reservation:
+        check_amount(amount_micros)
         pk = keys.account_pk(account_id)
         reservation = Reservation(
             id=uuid.uuid4().hex,
@@ -238,7 +245,7 @@ class DynamoLedger:
         )
         if hold is None:
             return False  # settled before (or swept): settling is idempotent
-        return self._settle(hold, cost_micros)
+        return self._settle(hold, capped(cost_micros))
 
     def _settle(self, hold: Item, cost: int | None) -> bool:
         """Replace a hold by ``cost`` (None: the held amount). False if already settled."""
@@ -332,18 +339,19 @@ class DynamoLedger:
                 "key_id": record.key_id,
                 "model": record.model,
                 "api_format": record.api_format,
-                "input_tokens": record.input_tokens,
-                "output_tokens": record.output_tokens,
-                "rounds": record.rounds,
+                "input_tokens": capped(record.input_tokens),
+                "output_tokens": capped(record.output_tokens),
+                "rounds": capped(record.rounds),
                 "memory_calls": dict(record.memory_calls),
-                "recalled_notes": record.recalled_notes,
-                "injected_tokens": record.injected_tokens,
-                "cost_micros": record.cost_micros,
+                "recalled_notes": capped(record.recalled_notes),
+                "injected_tokens": capped(record.injected_tokens),
+                "cost_micros": capped(record.cost_micros),
                 "status": record.status,
                 "outcome": record.outcome,
                 "started_at": record.started_at,
-                "duration_ms": record.duration_ms,
-                "overhead_ms": record.overhead_ms,
+                "duration_ms": capped(record.duration_ms),
+                "overhead_ms": capped(record.overhead_ms),
+                "estimated": record.estimated,
                 keys.TTL_ATTRIBUTE: int(expires_at),  # TTL wants whole epoch seconds
             }
         )

@@ -195,13 +195,17 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     # for keys made before), and may be bound to no vault.
     ("api_keys", "member_id", "TEXT"),
     ("api_keys", "vault", "INTEGER NOT NULL DEFAULT 1"),
+    # The ledger's table (adapters/sqlite/ledger.py): 1 when the tokens are memvault's
+    # estimate, not upstream's report; records made before it read as exact.
+    ("usage_records", "estimated", "INTEGER NOT NULL DEFAULT 0"),
 ]
 
 
 def migrate_columns(conn: sqlite3.Connection) -> None:
     for table, column, declaration in ADDED_COLUMNS:
         present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        if column in present:
+        if not present or column in present:
+            # No such table yet: the adapter that owns it creates it with the column.
             continue
         try:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
@@ -267,6 +271,7 @@ class Database:
         with self._schema_lock:
             self._schema_scripts.append(script)
             self._apply_schemas(self.connection())
+            migrate_columns(self.connection())
 
     def _apply_schemas(self, conn: sqlite3.Connection) -> None:
         for index, script in enumerate(self._schema_scripts):

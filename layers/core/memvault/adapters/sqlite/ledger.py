@@ -19,7 +19,12 @@ import uuid
 
 from memvault.adapters.sqlite.db import Database
 from memvault.domain.models import Balance, Reservation, UsageRecord
-from memvault.domain.pricing import insufficient_balance, spend_cap_exceeded
+from memvault.domain.pricing import (
+    capped,
+    check_amount,
+    insufficient_balance,
+    spend_cap_exceeded,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS balances (
@@ -68,7 +73,8 @@ CREATE TABLE IF NOT EXISTS usage_records (
     started_at REAL NOT NULL,
     duration_ms INTEGER NOT NULL,
     overhead_ms INTEGER NOT NULL,
-    expires_at REAL NOT NULL
+    expires_at REAL NOT NULL,
+    estimated INTEGER NOT NULL DEFAULT 0  -- 1: memvault's count (a stream cut short)
 );
 CREATE INDEX IF NOT EXISTS usage_by_day ON usage_records(account_id, day, started_at);
 CREATE INDEX IF NOT EXISTS usage_by_expiry ON usage_records(expires_at);
@@ -100,6 +106,7 @@ def _usage(row: sqlite3.Row) -> UsageRecord:
         started_at=row["started_at"],
         duration_ms=row["duration_ms"],
         overhead_ms=row["overhead_ms"],
+        estimated=bool(row["estimated"]),
     )
 
 
@@ -155,6 +162,7 @@ class SqliteLedger:
         now: float,
         expires_at: float,
     ) -> Reservation:
+        check_amount(amount_micros)  # an integer SQLite cannot hold is a 400, not a crash
         reservation = Reservation(
             id=uuid.uuid4().hex,
             account_id=account_id,
@@ -199,7 +207,7 @@ class SqliteLedger:
 
     def settle(self, reservation: Reservation, cost_micros: int) -> bool:
         with self.db.transaction() as conn:
-            return self._settle(conn, reservation.id, cost_micros)
+            return self._settle(conn, reservation.id, capped(cost_micros))
 
     def _settle(self, conn: sqlite3.Connection, reservation_id: str, cost: int | None) -> bool:
         """Replace a hold by ``cost`` (None: the held amount). False if already settled."""
@@ -253,8 +261,8 @@ class SqliteLedger:
                 "INSERT OR IGNORE INTO usage_records (id, account_id, key_id, day, model,"
                 " api_format, input_tokens, output_tokens, rounds, memory_calls, recalled_notes,"
                 " injected_tokens, cost_micros, status, outcome, started_at, duration_ms,"
-                " overhead_ms, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " overhead_ms, expires_at, estimated)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.id,
                     record.account_id,
@@ -262,19 +270,20 @@ class SqliteLedger:
                     record.day,
                     record.model,
                     record.api_format,
-                    record.input_tokens,
-                    record.output_tokens,
-                    record.rounds,
+                    capped(record.input_tokens),
+                    capped(record.output_tokens),
+                    capped(record.rounds),
                     json.dumps(record.memory_calls, sort_keys=True),
-                    record.recalled_notes,
-                    record.injected_tokens,
-                    record.cost_micros,
+                    capped(record.recalled_notes),
+                    capped(record.injected_tokens),
+                    capped(record.cost_micros),
                     record.status,
                     record.outcome,
                     record.started_at,
-                    record.duration_ms,
-                    record.overhead_ms,
+                    capped(record.duration_ms),
+                    capped(record.overhead_ms),
                     expires_at,
+                    int(record.estimated),
                 ),
             )
 
