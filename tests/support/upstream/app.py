@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Protocol
 
 from . import catalog, render_anthropic, render_openai
-from .resolved import ResolvedReply
+from .resolved import ResolvedReply, splice_raw
 from .script import Script
 from .steps import Fault, Hang, Malformed, RecordedRequest, Reply, Step
 
@@ -151,12 +151,13 @@ class UpstreamApp:
             r = dialect.resolve(step, request_json, body_size)
             streaming = isinstance(request_json, dict) and request_json.get("stream") is True
             if streaming:
-                await self._stream(r, dialect, send)
+                await self._stream(r, dialect, receive, send)
             elif step.gzip:
-                body = gzip.compress(_json(dialect.completion(r)))
-                await _respond(send, 200, body, {"content-encoding": "gzip"})
+                body = gzip.compress(splice_raw(_json(dialect.completion(r)), r))
+                await _respond(send, 200, body, {"content-encoding": "gzip", **step.headers})
             else:
-                await _respond(send, 200, _json(dialect.completion(r)))
+                body = splice_raw(_json(dialect.completion(r)), r)
+                await _respond(send, 200, body, step.headers)
         elif isinstance(step, Fault):
             if step.body is None:
                 body = _json(dialect.error_body(step.status, f"scripted fault: HTTP {step.status}"))
@@ -185,10 +186,13 @@ class UpstreamApp:
             task.cancel()
         return gone not in done
 
-    async def _stream(self, r: ResolvedReply, dialect: Dialect, send: Send) -> None:
+    async def _stream(
+        self, r: ResolvedReply, dialect: Dialect, receive: Receive, send: Send
+    ) -> None:
         headers = [
             (b"content-type", b"text/event-stream; charset=utf-8"),
             (b"cache-control", b"no-cache"),
+            *((k.lower().encode(), v.encode()) for k, v in r.reply.headers.items()),
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         events = dialect.stream_events(r)
@@ -196,6 +200,10 @@ class UpstreamApp:
         for index, event in enumerate(events):
             if index == fail_at:
                 break
+            if index and index == r.reply.pause_after_events:
+                self._script.paused()
+                if not await self._hang(r.reply.pause_seconds, receive):
+                    return  # the client left while the "model" was still generating
             if index and r.reply.chunk_delay:
                 await self._pause(r.reply.chunk_delay)
             await send({"type": "http.response.body", "body": event, "more_body": True})

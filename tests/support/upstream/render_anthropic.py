@@ -48,8 +48,12 @@ def completion(r: ResolvedReply) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if r.text:
         content.append({"type": "text", "text": r.text})
-    for c in r.calls:
-        content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": c.input})
+    for index, c in enumerate(r.calls):
+        # Too deep for json.dumps: a placeholder, spliced with the raw text after (app.py).
+        given = (
+            resolved.raw_placeholder(index) if isinstance(c.input, resolved.RawInput) else c.input
+        )
+        content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": given})
     message = _message(r, content, r.output_tokens)
     message["stop_reason"] = r.stop_reason
     return message

@@ -88,7 +88,7 @@ def stream_events(r: ResolvedReply) -> list[bytes]:
                 chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
             )
     events.append(chunk({}, r.stop_reason))
-    if r.include_usage:
+    if r.include_usage and r.reply.usage_chunk:
         events.append(_sse({**base, "choices": [], "usage": _usage(r)}))
     events.append(b"data: [DONE]\n\n")
     return events

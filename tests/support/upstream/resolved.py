@@ -41,14 +41,34 @@ class ResolvedReply:
     include_usage: bool  # OpenAI stream_options.include_usage
 
 
+class RawInput(str):
+    """Arguments that are JSON, but nested too deeply for the json module to parse or
+    write (a model can emit that): the Anthropic renderer writes them as raw JSON text
+    into the answer (``splice_raw``), where a real provider's answer would carry them."""
+
+
 def _arguments(raw: dict[str, Any] | str) -> tuple[str, Any]:
     if isinstance(raw, dict):
         # Compact separators: what OpenAI and Anthropic actually emit.
         return json.dumps(raw, separators=(",", ":")), raw
     try:
         return raw, json.loads(raw)
+    except RecursionError:
+        return raw, RawInput(raw)
     except ValueError:
         return raw, {}
+
+
+def raw_placeholder(index: int) -> str:
+    return f"\u0000raw-input-{index}\u0000"
+
+
+def splice_raw(body: bytes, r: ResolvedReply) -> bytes:
+    """A rendered answer with each RawInput placeholder replaced by its JSON text."""
+    for index, call in enumerate(r.calls):
+        if isinstance(call.input, RawInput):
+            body = body.replace(json.dumps(raw_placeholder(index)).encode(), call.input.encode())
+    return body
 
 
 def resolve(

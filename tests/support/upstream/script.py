@@ -17,6 +17,7 @@ class Script:
         self._queue: deque[Step] = deque()
         self._default: Step | None = None
         self._requests: list[RecordedRequest] = []
+        self._pauses = 0  # streams that sent their head and now hold the rest back
 
     def enqueue(self, *steps: Step) -> None:
         with self._changed:
@@ -31,6 +32,7 @@ class Script:
             self._queue.clear()
             self._default = None
             self._requests.clear()
+            self._pauses = 0
 
     def next_step(self) -> Step:
         with self._changed:
@@ -58,4 +60,18 @@ class Script:
                     raise TimeoutError(
                         f"expected {n} upstream requests, got {len(self._requests)} in {timeout}s"
                     )
+                self._changed.wait(left)
+
+    def paused(self) -> None:
+        with self._changed:
+            self._pauses += 1
+            self._changed.notify_all()
+
+    def wait_for_pauses(self, n: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._pauses < n:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"expected {n} paused streams, got {self._pauses}")
                 self._changed.wait(left)

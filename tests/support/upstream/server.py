@@ -125,3 +125,8 @@ class ScriptedUpstream:
     def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:
         """Block until at least n requests were recorded; TimeoutError otherwise."""
         self._script.wait_for_requests(n, timeout)
+
+    def wait_for_pause(self, n: int = 1, timeout: float = 5.0) -> None:
+        """Block until n streams have sent every event before their pause_after_events
+        (all of it written to memvault's connection); TimeoutError otherwise."""
+        self._script.wait_for_pauses(n, timeout)

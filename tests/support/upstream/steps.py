@@ -36,6 +36,16 @@ class Reply:
     # the rest. At or beyond the event count, every event is sent and then the fault.
     fail_after_events: int | None = None
     fail_mode: Literal["disconnect", "error_event", "garbage"] = "disconnect"
+    # Streaming only: after this many SSE events, send nothing more until the client
+    # goes away (or pause_seconds pass, then the rest): a provider still generating.
+    # ScriptedUpstream.wait_for_pause() returns once the events before it are sent.
+    pause_after_events: int | None = None
+    pause_seconds: float = 30.0
+    # OpenAI streaming only: False plays a provider that ignores
+    # stream_options.include_usage and never sends the usage chunk.
+    usage_chunk: bool = True
+    # Response headers, on a whole answer and on a stream (rate limits, request ids...).
+    headers: dict[str, str] = field(default_factory=dict)
     # Whole answers only: gzip the body and say so in content-encoding, as providers do
     # for clients that accept it.
     gzip: bool = False
@@ -46,6 +56,8 @@ class Reply:
             raise ValueError("chunk sizes must be at least 1")
         if self.fail_after_events is not None and self.fail_after_events < 0:
             raise ValueError("fail_after_events must be >= 0")
+        if self.pause_after_events is not None and self.pause_after_events < 1:
+            raise ValueError("pause_after_events must be >= 1")
 
 
 @dataclass
