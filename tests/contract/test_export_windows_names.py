@@ -1,5 +1,5 @@
 """Names Windows cannot extract (CON.md, a:b.md): legal in the vault, exported as they
-are (the round trip stays exact), and named in the export's report (ADR 0017)."""
+are (the round trip stays exact), and named in the export's report (ADR 0022)."""
 
 from __future__ import annotations
 

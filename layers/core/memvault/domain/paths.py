@@ -9,7 +9,7 @@ file systems, where ``Plan.md`` and ``plan.md`` would collide.
 
 Names Windows reserves (``CON.md``, ``notes/a:b.md``) are legal: vaults live on Linux
 and macOS too, where they are ordinary names. ``windows_problem`` says which paths would
-not extract on Windows, and export reports them (ADR 0017). Only a leading drive letter
+not extract on Windows, and export reports them (ADR 0022). Only a leading drive letter
 (``c:x.md``) is refused: on Windows it names another drive, so it is a way out of the
 folder an archive is unpacked in (and import refuses it for that reason).
 

@@ -384,7 +384,7 @@ class TransferService:
     ) -> ExportReport:
         """``export_zip``, also naming the entries that will not extract on Windows.
 
-        Entries keep the notes' own paths, Windows or not (ADR 0017): renaming them would
+        Entries keep the notes' own paths, Windows or not (ADR 0022): renaming them would
         break the links that name them and the round trip back through import.
         """
         total = self.vault.store.get_account(caller.account_id)

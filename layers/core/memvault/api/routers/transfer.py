@@ -292,7 +292,7 @@ async def import_vault(
 
 
 # How many of an export's entries Windows cannot extract (GET /v1/export/windows-unsafe
-# names them): the archive holds every note under its own name, ADR 0017.
+# names them): the archive holds every note under its own name, ADR 0022.
 WINDOWS_UNSAFE_HEADER = "X-Export-Windows-Unsafe"
 
 
