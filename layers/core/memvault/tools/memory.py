@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -318,13 +318,22 @@ def _read(
         "total_chars": total,
         "next_offset": end if end < total else None,
     }
-    header = f"{note.path} (version {note.version}){_tags(note.tags)}"
-    if args.offset or end < total:
-        header += f", characters {args.offset} to {end} of {total}"
+    text = _read_text(note.path, note.version, note.tags, args.offset, part, total)
+    return ToolResult(text, data=data)
+
+
+def _read_text(
+    path: str, version: int, tags: tuple[str, ...] | list[str], offset: int, part: str, total: int
+) -> str:
+    """A memory_read answer: the part of the note read, and how to read on."""
+    end = offset + len(part)
+    header = f"{path} (version {version}){_tags(tags)}"
+    if offset or end < total:
+        header += f", characters {offset} to {end} of {total}"
     text = f"{header}:\n\n{part}"
     if end < total:
         text += f"\n\n[{total - end} more characters: call memory_read with offset {end}]"
-    return ToolResult(text, data=data)
+    return text
 
 
 def _write(
@@ -492,6 +501,76 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
 )
 TOOLS_BY_NAME: Final[Mapping[str, ToolSpec]] = {spec.name: spec for spec in TOOLS}
 TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in TOOLS)
+
+
+# ---------------------------------------------------------------------- sizing results
+class TokenCount(Protocol):
+    """What sizing needs of a tokenizer (memvault.tokens.count_tokens is one)."""
+
+    def __call__(self, text: str) -> int: ...
+
+    def token_ends(self, text: str) -> list[int] | None: ...
+
+
+def _prefix_within(text: str, tokens: int, count: TokenCount) -> str:
+    """The longest start of ``text`` that is at most ``tokens`` tokens (about)."""
+    if tokens <= 0:
+        return ""
+    ends = count.token_ends(text)
+    if ends is None:  # text the tokenizer cannot take as it is: a token is 2+ characters
+        return text[: tokens * 2]
+    return text if len(ends) <= tokens else text[: ends[tokens - 1]]
+
+
+def fit_result(name: str, result: ToolResult, max_tokens: int, count: TokenCount) -> ToolResult:
+    """``result`` cut to about ``max_tokens`` tokens, for a model whose request has
+    room for no more (the gateway sizes each round's results to what it reserved).
+
+    A memory_read keeps the start of its part and ends with how to read on (the offset
+    where the part now ends), so nothing is lost: the model reads the rest in the next
+    round. Any other result keeps its start and says how much was left out. A result
+    that already fits is returned as it is.
+    """
+    if count(result.text) <= max_tokens:
+        return result
+    data = result.data or {}
+    markdown = data.get("markdown")
+    if name == "memory_read" and not result.is_error and isinstance(markdown, str):
+        offset, total = int(data["offset"]), int(data["total_chars"])
+        path, version, tags = str(data["path"]), int(data["version"]), data.get("tags") or []
+
+        def read(part: str) -> str:
+            return _read_text(path, version, tags, offset, part, total)
+
+        part = _fitted(markdown, read, max_tokens, count)
+        end = offset + len(part)
+        cut = {**data, "markdown": part, "next_offset": end if end < total else None}
+        return ToolResult(read(part), data=cut)
+    full = len(result.text)
+
+    def cut_text(kept: str) -> str:
+        return (
+            f"{kept}\n\n[the rest of this result ({full - len(kept)} more characters) is left"
+            " out to fit this request's budget: ask for less, e.g. a smaller limit]"
+        )
+
+    kept = _fitted(result.text, cut_text, max_tokens, count)
+    return ToolResult(cut_text(kept), is_error=result.is_error, data=result.data)
+
+
+def _fitted(text: str, frame: Callable[[str], str], max_tokens: int, count: TokenCount) -> str:
+    """The longest start of ``text`` whose framed form is within ``max_tokens`` (or none
+    at all when even the frame is not). Counts do not quite add where the pieces join, so
+    the framed text is counted again and trimmed by what it is over."""
+    room = max_tokens - count(frame(""))
+    kept = _prefix_within(text, room, count)
+    for _ in range(4):
+        over = count(frame(kept)) - max_tokens
+        if over <= 0 or not kept:
+            break
+        room -= over
+        kept = _prefix_within(kept, room, count)
+    return kept
 
 
 # ---------------------------------------------------------------------- the executor
