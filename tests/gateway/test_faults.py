@@ -54,6 +54,13 @@ def timeout_gateway(
         yield server
 
 
+def provider_type(fmt: str, code: str) -> str:
+    """The format's own error type for a provider failure memvault reports (502/504)."""
+    if fmt == "anthropic" and code == "upstream_timeout":
+        return "timeout_error"
+    return "api_error"
+
+
 def error_event(fmt: str, result: RawStream) -> dict[str, Any]:
     """The error of the stream's last event, checking the stream ends with it and only it."""
     assert result.status == 200, result.text
@@ -66,7 +73,7 @@ def error_event(fmt: str, result: RawStream) -> dict[str, Any]:
         assert last.event == "error", result.text
         assert all(m.event != "message_stop" for m in result.messages), result.text
     error = format_error(fmt, last.json())
-    assert error["type"] == "upstream_error"
+    assert error["type"] == provider_type(fmt, error["code"])
     # Only the last event is an error.
     for message in result.messages[:-1]:
         if message.data != "[DONE]":
@@ -168,7 +175,7 @@ def test_upstream_5xx_become_a_502_in_the_format_shape(
             assert response.status_code == 502, (status, stream, response.text)
             assert response.headers["content-type"].startswith("application/json")
             error = format_error(fmt, response.json())
-            assert (error["type"], error["code"]) == ("upstream_error", "upstream_error")
+            assert (error["type"], error["code"]) == ("api_error", "upstream_error")
             assert f"HTTP {status}" in error["message"]
             assert f"scripted fault: HTTP {status}" in error["message"]
 
@@ -224,7 +231,10 @@ def test_an_upstream_that_never_answers_is_a_504_after_the_read_timeout(
     for (fmt, stream, _), (response, elapsed) in zip(cases, raw_results, strict=True):
         assert response.status_code == 504, (fmt, stream, response.text)
         error = format_error(fmt, response.json())
-        assert (error["type"], error["code"]) == ("upstream_error", "upstream_timeout")
+        assert (error["type"], error["code"]) == (
+            provider_type(fmt, "upstream_timeout"),
+            "upstream_timeout",
+        )
         assert READ_TIMEOUT * 0.9 <= elapsed < READ_TIMEOUT + 4, elapsed
     for exc, elapsed in sdk_results:
         assert isinstance(exc, openai.InternalServerError | anthropic.APIStatusError), exc
@@ -330,7 +340,7 @@ def test_an_unreachable_upstream_is_a_502(
                     assert response.status_code == 502, (fmt, stream, response.text)
                     error = format_error(fmt, response.json())
                     assert (error["type"], error["code"]) == (
-                        "upstream_error",
+                        "api_error",
                         "upstream_unreachable",
                     )
                     assert time.monotonic() - started < 3
@@ -372,7 +382,7 @@ def test_a_malformed_answer_is_a_502(
         response = raw_post(sqlite_gateway, fmt, key, minimal_body(fmt))
         assert response.status_code == 502, (step, response.text)
         error = format_error(fmt, response.json())
-        assert (error["type"], error["code"]) == ("upstream_error", "upstream_malformed")
+        assert (error["type"], error["code"]) == ("api_error", "upstream_malformed")
 
     upstream.enqueue(Malformed())
     error_class = openai.InternalServerError if fmt == "openai" else anthropic.InternalServerError
@@ -392,7 +402,7 @@ def test_a_malformed_answer_to_a_stream_is_a_502_not_a_clean_end(
         result = raw_stream(sqlite_gateway, fmt, key, minimal_body(fmt))
         assert result.status == 502, (step, result.text)
         error = format_error(fmt, json.loads(result.text))
-        assert (error["type"], error["code"]) == ("upstream_error", "upstream_malformed")
+        assert (error["type"], error["code"]) == ("api_error", "upstream_malformed")
 
     upstream.enqueue(Malformed())
     error_class = openai.InternalServerError if fmt == "openai" else anthropic.InternalServerError
@@ -502,7 +512,7 @@ def test_the_sdks_raise_when_a_stream_fails_midway(
         body = err.value.body
         error = body if fmt == "openai" else body["error"]  # type: ignore[index]
         assert isinstance(error, dict), body
-        assert (error["type"], error["code"]) == ("upstream_error", MID_STREAM_CODES[mode])
+        assert (error["type"], error["code"]) == ("api_error", MID_STREAM_CODES[mode])
 
 
 def test_a_failing_memory_tool_round_ends_the_stream_with_an_error_event(

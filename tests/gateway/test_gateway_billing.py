@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from memvault.domain.pricing import cost_micros
+from memvault.errors import NotFound
 from memvault.services.context import Caller, Surface
 from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
 from tests.support.servers import LiveServer
@@ -173,3 +174,181 @@ def test_usage_report_aggregates_gateway_requests_by_day_and_key(
     assert day["requests"] == 2
     assert (day["input_tokens"], day["output_tokens"], day["rounds"]) == (26, 6, 1)
     assert day["memory_calls"] == {"memory_search": 1}
+
+
+# ---------------------------------------------------------------------- streams cut short
+# A reply that sends its first events at once, then holds the rest back (a model still
+# generating) until the client goes away: what memvault received is known exactly.
+HEAD_EVENTS = 30
+LONG_TEXT = "word " * 400
+
+
+def cut_reply(**extra: object) -> Reply:
+    return Reply(
+        text=LONG_TEXT,
+        text_chunk_chars=5,
+        pause_after_events=HEAD_EVENTS,
+        input_tokens=100,
+        output_tokens=400,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_an_openai_stream_the_client_drops_is_billed_what_was_consumed(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    billing = gateway.services.billing
+    key = issue_key(gateway, spend_cap_micros=1_000_000)
+    upstream.enqueue(cut_reply())
+    stream = openai_client(gateway, key).chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "talk"}], stream=True
+    )
+    for _ in stream:
+        break
+    upstream.wait_for_pause()  # the thirty chunks are on their way to memvault
+    stream.close()  # the client hangs up after reading its first chunk
+
+    [record] = wait_for_usage(gateway, 1)
+    assert record.outcome == "client_disconnected" and record.estimated
+    # The prompt as counted when the money was held, and the text memvault had received
+    # from the upstream (about thirty chunks), not the one chunk the client read.
+    assert record.input_tokens > 0
+    assert record.output_tokens >= HEAD_EVENTS - 2
+    assert record.cost_micros == cost_micros(
+        billing.price(MODEL), record.input_tokens, record.output_tokens
+    )
+    assert record.cost_micros > 0
+    # The spend cap counts the same numbers.
+    key_id = gateway.services.accounts.authenticate(key).id
+    assert billing.key_spent("local", key_id) == record.cost_micros
+    assert billing.balance("local").held_micros == 0
+    [seen] = upstream.requests
+    assert seen.json["stream_options"] == {"include_usage": True}
+
+
+def test_a_dropped_stream_counts_the_memory_calls_the_client_never_saw(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(gateway, tools=True)
+    # A memory write streams in (buffered, never sent to the client) when it hangs up.
+    markdown = "remember this " * 200
+    upstream.enqueue(
+        Reply(
+            tool_calls=[ToolCall("memory_write", {"path": "cut.md", "markdown": markdown})],
+            args_chunk_chars=40,
+            pause_after_events=40,
+            input_tokens=100,
+            output_tokens=900,
+        )
+    )
+    body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "save"}]}
+    with (
+        httpx.Client(base_url=gateway.url, timeout=20) as http,
+        http.stream(
+            "POST", "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {key}"}
+        ) as response,
+    ):
+        for line in response.iter_lines():
+            assert "memory_write" not in line
+            if line.startswith("data: "):
+                break  # the first chunk (the role): then the client hangs up
+        upstream.wait_for_pause()  # once the fragments before the pause are sent
+    [record] = wait_for_usage(gateway, 1)
+    assert record.outcome == "client_disconnected" and record.estimated
+    # About 38 fragments of 40 characters of arguments had arrived: far more than nothing.
+    assert record.output_tokens > 100
+    assert record.input_tokens > 0 and record.cost_micros > 0
+    assert record.rounds == 0 and record.memory_calls == {}  # the cut call never ran
+    with pytest.raises(NotFound):
+        gateway.services.vault.read(USER, "cut.md")
+
+
+def test_an_anthropic_stream_the_client_drops_counts_more_than_its_placeholder(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(gateway)
+    upstream.enqueue(cut_reply())
+    client = anthropic_client(gateway, key)
+    with client.messages.stream(
+        model="claude-haiku-4-5", max_tokens=1000, messages=[{"role": "user", "content": "talk"}]
+    ) as stream:
+        for _ in stream:
+            break  # message_start only: its output_tokens is Anthropic's placeholder 1
+        upstream.wait_for_pause()
+    [record] = wait_for_usage(gateway, 1)
+    assert record.outcome == "client_disconnected" and record.estimated
+    assert record.input_tokens == 100  # message_start said so
+    assert record.output_tokens >= HEAD_EVENTS - 6  # the text deltas received
+    assert record.cost_micros > 0
+
+
+def test_a_stream_whose_usage_never_comes_is_billed_an_estimate(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(gateway)
+    # A provider that ignores stream_options.include_usage: the stream ends cleanly
+    # without the usage chunk.
+    upstream.enqueue(Reply(text="four words of text", usage_chunk=False))
+    chunks = list(
+        openai_client(gateway, key).chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "four words of text"
+    )
+    [record] = wait_for_usage(gateway, 1)
+    assert record.outcome == "ok" and record.estimated
+    assert record.input_tokens > 0 and record.output_tokens >= 4 and record.cost_micros > 0
+
+
+def test_an_answer_with_its_usage_is_not_marked_estimated(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(gateway, tools=True)
+    upstream.enqueue(Reply(text="a", input_tokens=5, output_tokens=1))
+    upstream.enqueue(Reply(text="b", input_tokens=6, output_tokens=2))
+    client = openai_client(gateway, key)
+    client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "q"}])
+    list(
+        client.chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "q"}], stream=True
+        )
+    )
+    records = wait_for_usage(gateway, 2)
+    assert sorted((r.input_tokens, r.output_tokens, r.estimated) for r in records) == [
+        (5, 1, False),
+        (6, 2, False),
+    ]
+
+
+# ---------------------------------------------------------------------- numbers the ledger takes
+@pytest.mark.parametrize("field", ["max_tokens", "max_completion_tokens"])
+def test_a_huge_max_tokens_is_refused_with_400_before_anything_is_held(
+    gateway: LiveServer, upstream: ScriptedUpstream, field: str
+) -> None:
+    billing = gateway.services.billing
+    key = issue_key(gateway, tools=True)  # the account is unmetered: nothing refuses it first
+    with pytest.raises(openai.BadRequestError) as caught:
+        openai_client(gateway, key).chat.completions.create(
+            model=MODEL,
+            messages=[{"role": "user", "content": "hi"}],
+            **{field: 10**30},  # type: ignore[arg-type]
+        )
+    assert caught.value.code == "invalid_max_tokens"
+    with pytest.raises(anthropic.BadRequestError) as anthropic_caught:
+        anthropic_client(gateway, key).messages.create(
+            model="claude-haiku-4-5", max_tokens=10**30, messages=[{"role": "user", "content": "x"}]
+        )
+    body = anthropic_caught.value.body
+    assert isinstance(body, dict)
+    assert body["error"]["type"] == "invalid_request_error"
+    assert body["error"]["code"] == "invalid_max_tokens"
+    assert upstream.requests == []
+    assert billing.balance("local").held_micros == 0
+    # A large but plausible allowance is still taken.
+    upstream.enqueue(Reply(text="fine"))
+    answer = openai_client(gateway, key).chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=1_000_000
+    )
+    assert answer.choices[0].message.content == "fine"

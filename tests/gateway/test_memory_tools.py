@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -10,13 +11,16 @@ import openai
 import pytest
 
 from memvault.domain.budgets import Bucket
+from memvault.domain.pricing import reservation_micros
 from memvault.errors import NotFound, RateLimited
 from memvault.gateway.formats.anthropic import MEMORY_TOOLS as ANTHROPIC_MEMORY_TOOLS
 from memvault.gateway.formats.openai import MEMORY_TOOLS as OPENAI_MEMORY_TOOLS
+from memvault.gateway.planning import memory_tools_tokens
 from memvault.services.context import Caller, Surface
+from memvault.tokens import estimate_request_tokens
 from memvault.tools import TOOL_NAMES, VAULT_INSTRUCTIONS
 from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
-from tests.gateway.protocol_helpers import minimal_body, raw_stream
+from tests.gateway.protocol_helpers import format_error, minimal_body, raw_post, raw_stream
 from tests.support.servers import LiveServer
 from tests.support.upstream import Reply, ScriptedUpstream, ToolCall
 
@@ -301,32 +305,30 @@ def test_mixed_turn_runs_writes_drops_reads_and_returns_the_clients_calls(
 
 
 def test_writes_over_4mb_per_request_are_refused_to_the_model_and_the_request_goes_on(
-    sqlite_gateway: LiveServer, upstream: ScriptedUpstream
+    gateway: LiveServer, upstream: ScriptedUpstream
 ) -> None:
-    key = issue_key(sqlite_gateway, tools=True)
-    big = "x" * (900 * 1024)
+    # An ordinary prompt and reservation: the rounds are judged by what the provider
+    # reports (here, little), so the cap over the whole request is what stops the writes.
+    key = issue_key(gateway, tools=True)
+    mb = "x" * 1_000_000
+    cheap = {"input_tokens": 50, "output_tokens": 20}
     upstream.enqueue(
-        Reply(tool_calls=[write(f"big{i}.md", big) for i in range(4)], input_tokens=10),
-        Reply(
-            tool_calls=[write("small.md", "y" * 300_000), write("big5.md", big)], input_tokens=10
-        ),
-        Reply(text="stored what I could", input_tokens=10),
+        Reply(tool_calls=[write(f"big{i}.md", mb) for i in range(3)], **cheap),  # type: ignore[arg-type]
+        Reply(tool_calls=[write("big3.md", mb), write("big4.md", "y" * 300_000)], **cheap),  # type: ignore[arg-type]
+        Reply(text="stored what I could", **cheap),  # type: ignore[arg-type]
     )
-    # A long conversation reserves room for long rounds: the writes' text goes back to
-    # the model in the next rounds, and the reservation must hold those sends.
-    words = " ".join(f"word{i}" for i in range(1_000_000))
-    raw = ask(
-        sqlite_gateway,
-        key,
-        max_tokens=100,
-        messages=[{"role": "system", "content": words}, {"role": "user", "content": "store them"}],
+    # Screening a model's megabyte takes seconds: the client waits longer than usual.
+    client = openai_client(gateway, key).with_options(timeout=180)
+    raw = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", max_tokens=100, messages=[{"role": "user", "content": "store them"}]
     )
     assert raw.parse().choices[0].message.content == "stored what I could"
+    assert len(upstream.requests) == 3
     results = [m for m in upstream.requests[2].json["messages"] if m["role"] == "tool"][-2:]
-    assert "Created small.md" in results[0]["content"]
+    assert "Created big3.md" in results[0]["content"]  # 4,000,000 bytes: within 4 MiB
     assert "write_allowance_exhausted" in results[1]["content"]
-    assert note_text(sqlite_gateway, "big3.md") == big
-    assert note_text(sqlite_gateway, "big5.md") is None
+    assert note_text(gateway, "big3.md") == mb
+    assert note_text(gateway, "big4.md") is None
 
 
 def test_screened_write_is_refused_as_the_tool_result_so_the_model_can_rephrase(
@@ -377,3 +379,196 @@ def test_budget_refusal_is_readable_and_the_request_goes_on(
     assert raw.parse().choices[0].message.content == "ok, later"
     assert "budget" in upstream.requests[1].json["messages"][-1]["content"]
     assert note_text(gateway, "late.md") is None
+
+
+# ---------------------------------------------------------------------------- always an answer
+SEARCH = ToolCall("memory_search", {"query": "anything"})
+ROUND = {"input_tokens": 10, "output_tokens": 1}
+
+
+def sent_tools(request_json: dict[str, Any], fmt: str) -> list[str]:
+    tools = request_json.get("tools") or []
+    if fmt == "openai":
+        return [t["function"]["name"] for t in tools]
+    return [t["name"] for t in tools]
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_when_the_rounds_run_out_the_last_goes_without_memory_tools_and_answers(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream, fmt: str, stream: bool
+) -> None:
+    key = issue_key(sqlite_gateway, tools=True)
+    upstream.enqueue(*[Reply(tool_calls=[SEARCH], **ROUND) for _ in range(4)])  # type: ignore[arg-type]
+    upstream.enqueue(Reply(text="From what I found: nothing.", **ROUND))  # type: ignore[arg-type]
+    if fmt == "openai":
+        client = openai_client(sqlite_gateway, key)
+        messages = [{"role": "user", "content": "look it up"}]
+        if stream:
+            chunks = list(
+                client.chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=messages,
+                    stream=True,  # type: ignore[arg-type]
+                )
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            finish = [c.choices[0].finish_reason for c in chunks if c.choices][-1]
+        else:
+            answer = client.chat.completions.create(model="gpt-4o-mini", messages=messages)  # type: ignore[arg-type]
+            text, finish = answer.choices[0].message.content or "", answer.choices[0].finish_reason
+        assert finish == "stop"
+    else:
+        aclient = anthropic_client(sqlite_gateway, key)
+        params: dict[str, Any] = minimal_body("anthropic")
+        if stream:
+            with aclient.messages.stream(**params) as events:
+                message = events.get_final_message()
+        else:
+            message = aclient.messages.create(**params)
+        text = "".join(b.text for b in message.content if b.type == "text")
+        assert message.stop_reason == "end_turn"
+    assert text == "From what I found: nothing."
+    sent = [r.json for r in upstream.requests]
+    assert len(sent) == 5  # the first send and four rounds, the last without memory tools
+    for body in sent[:4]:
+        assert "tool_choice" not in body
+        assert sent_tools(body, fmt) == list(TOOL_NAMES)
+    # With no tool of the client's, the definitions stay (earlier turns hold memory tool
+    # calls) and the model is told to use none of them.
+    assert sent[4]["tool_choice"] == ("none" if fmt == "openai" else {"type": "none"})
+    assert sent_tools(sent[4], fmt) == list(TOOL_NAMES)
+    assert "answer with what you have" in json.dumps(sent[4]["messages"][-1])
+    assert sent[4]["messages"][:-2] == sent[3]["messages"]  # the prefix stays the same
+
+
+def test_the_last_round_keeps_the_clients_own_tools(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(sqlite_gateway, tools=True)
+    upstream.enqueue(*[Reply(tool_calls=[SEARCH], **ROUND) for _ in range(4)])  # type: ignore[arg-type]
+    upstream.enqueue(Reply(tool_calls=[ToolCall("get_weather", {})], **ROUND))  # type: ignore[arg-type]
+    raw = ask(sqlite_gateway, key, tools=[CLIENT_TOOL], tool_choice="auto")
+    message = raw.parse().choices[0].message
+    assert [c.function.name for c in message.tool_calls or []] == ["get_weather"]
+    last = upstream.requests[4].json
+    assert last["tools"] == [CLIENT_TOOL]  # the memory tools withheld, the client's kept
+    assert last["tool_choice"] == "auto"
+
+
+def prompt_estimate(body: dict[str, Any]) -> int:
+    """What memvault reserves for one send of an OpenAI body with the memory tools."""
+    return estimate_request_tokens(body) + memory_tools_tokens()
+
+
+def test_when_a_second_round_would_not_fit_the_first_goes_without_tools(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(sqlite_gateway, tools=True)
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "look it up"}]}
+    prompt = prompt_estimate(body)
+    # The first send costs twice what was estimated: the reservation (five sends of the
+    # estimate) holds one more send of that size, not two.
+    upstream.enqueue(
+        Reply(tool_calls=[SEARCH], input_tokens=2 * prompt, output_tokens=5),
+        Reply(text="Answered from what I had.", input_tokens=2 * prompt, output_tokens=5),
+    )
+    raw = ask(sqlite_gateway, key, "look it up", max_tokens=50)
+    assert raw.parse().choices[0].message.content == "Answered from what I had."
+    assert len(upstream.requests) == 2
+    assert upstream.requests[1].json["tool_choice"] == "none"
+    assert raw.headers["x-token-notice"] == (
+        "memory tool rounds stopped: the next round would not fit the reservation"
+    )
+
+
+def long_note(words: int) -> str:
+    return " ".join(f"line{i}" for i in range(words))
+
+
+def test_a_long_memory_read_is_cut_to_fit_and_says_how_to_read_on(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    note = long_note(20_000)  # about 150,000 characters
+    gateway.services.vault.write(USER, "long.md", note)
+    key = issue_key(gateway, tools=True)
+    read = ToolCall("memory_read", {"path": "long.md"})
+    upstream.enqueue(Reply(tool_calls=[read], **ROUND), Reply(text="read it", **ROUND))  # type: ignore[arg-type]
+    raw = ask(gateway, key, "read long.md", max_tokens=50)
+    assert raw.parse().choices[0].message.content == "read it"
+    result = upstream.requests[1].json["messages"][-1]["content"]
+    assert len(result) < 20_000  # what the reservation holds, not 100,000 characters
+    match = re.search(r"call memory_read with offset (\d+)", result)
+    assert match, result[-300:]
+    offset = int(match.group(1))
+    assert 0 < offset < len(note)
+    assert note[:offset] in result  # the part it holds ends where the note reads on
+
+    # Reading on from there gives the next part.
+    upstream.enqueue(
+        Reply(tool_calls=[ToolCall("memory_read", {"path": "long.md", "offset": offset})], **ROUND),  # type: ignore[arg-type]
+        Reply(text="read more", **ROUND),  # type: ignore[arg-type]
+    )
+    ask(gateway, key, "read on", max_tokens=50)
+    more = upstream.requests[3].json["messages"][-1]["content"]
+    assert f"characters {offset} to" in more
+    follows = re.search(r"characters \d+ to \d+ of \d+:\n\n", more)
+    assert follows is not None
+    assert note[offset:].startswith(more[follows.end() :].split("\n\n[")[0])
+
+
+def test_four_rounds_of_long_reads_fit_what_was_reserved(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    for i in range(4):
+        gateway.services.vault.write(USER, f"long{i}.md", long_note(20_000))
+    key = issue_key(gateway, tools=True)
+    # The provider reports what it was sent (about a token per four bytes), so each
+    # round's results really cost the next rounds.
+    reads = [Reply(tool_calls=[ToolCall("memory_read", {"path": f"long{i}.md"})]) for i in range(4)]
+    upstream.enqueue(*reads, Reply(text="all four read"))
+    system = long_note(3_000)  # an agent-sized prompt, so each round's share is useful
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "read"}]
+    raw = ask(gateway, key, max_tokens=200, messages=messages)
+    assert raw.parse().choices[0].message.content == "all four read"
+    assert len(upstream.requests) == 5
+    results = [r.json["messages"][-1]["content"] for r in upstream.requests[1:]]
+    assert all("call memory_read with offset" in r for r in results)
+    assert upstream.requests[4].json["tool_choice"] == "none"
+    [record] = wait_for_usage(gateway, 1)
+    assert record.rounds == 4 and record.memory_calls == {"memory_read": 4}
+    body = {"model": "gpt-4o-mini", "messages": messages}
+    held = reservation_micros(
+        gateway.services.billing.price("gpt-4o-mini"), prompt_estimate(body), 200, 5
+    )
+    assert record.cost_micros <= held
+
+
+# ---------------------------------------------------------------------------- nesting
+DEEP = '{"path": ' + '{"a": ' * 1000 + "1" + "}" * 1000 + "}"
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_deeply_nested_arguments_refuse_the_whole_round_before_any_call_runs(
+    gateway: LiveServer, upstream: ScriptedUpstream, fmt: str, stream: bool
+) -> None:
+    key = issue_key(gateway, tools=True)
+    upstream.enqueue(
+        Reply(tool_calls=[write("first.md", "written first"), ToolCall("memory_read", DEEP)])
+    )
+    if stream:
+        result = raw_stream(gateway, fmt, key, minimal_body(fmt))
+        assert result.status == 200
+        last = result.messages[-1].json()
+        error = last["error"]
+        assert error["code"] == "memory_tool_arguments_too_deep"
+        assert error["type"] == "invalid_request_error"
+    else:
+        response = raw_post(gateway, fmt, key, minimal_body(fmt))
+        assert response.status_code == 400, response.text
+        assert format_error(fmt, response.json())["code"] == "memory_tool_arguments_too_deep"
+    assert note_text(gateway, "first.md") is None
+    assert len(upstream.requests) == 1
+    [record] = wait_for_usage(gateway, 1)
+    assert record.memory_calls == {}

@@ -1,10 +1,17 @@
 """One gateway request, end to end: plan, reserve, dispatch, tool rounds, settle, record.
 
 The API format (``formats``) reads and writes the JSON; ``planning`` decides what memory
-the request gets; ``rounds`` decides which tool calls run; this module drives them and
-keeps the money right: whatever happens after the reservation (an answer, an upstream
-failure, a client that hangs up mid-stream), the hold is settled at what was actually
-used and one usage record is written, without note content.
+the request gets; ``rounds`` decides which tool calls run and what the next round may
+cost; this module drives them and keeps the money right: whatever happens after the
+reservation (an answer, an upstream failure, a client that hangs up mid-stream), the
+hold is settled at what was actually used and one usage record is written, without note
+content. A stream is billed what its provider reported; one that ended before its usage
+did is billed the prompt as counted at the reservation and the output memvault had
+received (read or still buffered), and its record says ``estimated``.
+
+Errors a request meets here are answered in the format's own shape (``api.error_body``),
+with the provider's relayed headers (retry-after, request ids, rate limits) where the
+provider answered; a failure nobody foresaw is a 500 in that shape too, never a trace.
 """
 
 from __future__ import annotations
@@ -13,8 +20,9 @@ import asyncio
 import logging
 import math
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import anyio
@@ -24,9 +32,18 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from memvault import spans
 from memvault.container import Services
 from memvault.domain.models import ApiKey, Reservation, UsageRecord
-from memvault.domain.pricing import ModelPrice, cost_micros, reservation_micros
+from memvault.domain.pricing import MAX_MICROS, ModelPrice, cost_micros, reservation_micros
 from memvault.errors import MemvaultError, UpstreamFailed, status_for
-from memvault.gateway.formats.base import ApiFormat, Json, MalformedResponse, Turn, Usage
+from memvault.gateway.formats.base import (
+    ApiFormat,
+    Json,
+    MalformedResponse,
+    StreamMeter,
+    Turn,
+    Usage,
+    estimated_output,
+    output_text,
+)
 from memvault.gateway.planning import (
     RESERVATION_REACHED,
     ROUNDS_RAN_OUT,
@@ -34,9 +51,19 @@ from memvault.gateway.planning import (
     injected_tokens,
     plan_request,
 )
-from memvault.gateway.rounds import RoundState, check_ceiling, run_calls, writes_only
-from memvault.gateway.sse import MalformedStream, encode_comment, parse_events
-from memvault.gateway.upstream import ClientError, Timer, UpstreamClient
+from memvault.gateway.rounds import (
+    RoundState,
+    check_round,
+    fit_outcomes,
+    next_prompt_base,
+    plan_round,
+    result_tokens,
+    run_calls,
+    with_final_note,
+    writes_only,
+)
+from memvault.gateway.sse import MalformedStream, SseParser, encode_comment, parse_events
+from memvault.gateway.upstream import ClientError, Timer, UpstreamClient, UpstreamStream
 from memvault.gateway.wire import parse_object
 from memvault.gateway.worker import GatewayWorker
 from memvault.services.billing import BillingService
@@ -65,8 +92,13 @@ class Exchange:
     client_headers: dict[str, str]
     timer: Timer
     rounds: RoundState
+    # The prompt of the send in flight as memvault counts it: the reservation's count for
+    # the first, the planned size for each round's (a stream cut short is billed it).
+    prompt_tokens: int
     started_at: float = 0.0  # the billing clock's time, for the usage record's day
     usage: Usage = field(default_factory=Usage)
+    estimated: bool = False  # some of the usage is memvault's count, not upstream's
+    upstream_headers: dict[str, str] = field(default_factory=dict)  # relayed to the client
     status: int = 200
     outcome: str = "ok"
     closed: bool = False
@@ -78,6 +110,7 @@ class Exchange:
     def headers(self) -> dict[str, str]:
         spans.mark(spans.HEADERS)
         headers = {
+            **self.upstream_headers,
             RECALLED_HEADER: str(self.plan.recalled),
             OVERHEAD_HEADER: f"{self.timer.overhead_ms():.2f}",
         }
@@ -85,12 +118,23 @@ class Exchange:
             headers[NOTICE_HEADER] = "; ".join(self.plan.notices)
         return headers
 
-    def next_round_fits(self, next_body: Json) -> bool:
-        """Would one more send stay inside what was reserved?"""
+    def add_usage(self, usage: Usage, *, estimated: bool) -> None:
+        self.usage.add(usage)
+        self.estimated = self.estimated or estimated
+
+    def room_tokens(self) -> int:
+        """The prompt tokens the reservation still holds for every send to come: what
+        was reserved, less what was spent and the output allowance not yet used."""
         spent = cost_micros(self.price, self.usage.input_tokens, self.usage.output_tokens)
         output_left = max(0, self.output_allowance - self.usage.output_tokens)
-        next_cost = cost_micros(self.price, prompt_tokens(self.api, next_body), output_left)
-        return spent + next_cost <= self.reserved_micros
+        left = self.reserved_micros - spent - cost_micros(self.price, 0, output_left)
+        if self.price.input_per_million <= 0:
+            return MAX_MICROS if left >= 0 else -1
+        return math.floor(Decimal(left) / self.price.input_per_million)
+
+    def notice(self, notice: str) -> None:
+        if notice not in self.plan.notices:
+            self.plan.notices.append(notice)
 
 
 class Gateway:
@@ -118,7 +162,14 @@ class Gateway:
         is told about the key. ``timer`` starts when the request arrives, so the overhead
         header counts the key check and body parsing too."""
         timer = timer or Timer()
-        exchange = await self.worker.run(self._prepare, api, authenticate, raw_body, headers, timer)
+        try:
+            exchange = await self.worker.run(
+                self._prepare, api, authenticate, raw_body, headers, timer
+            )
+        except MemvaultError:
+            raise
+        except Exception as exc:
+            raise _internal_error(exc) from exc
         if exchange.plan.body.get("stream") is True:
             return await self._stream(exchange)
         try:
@@ -126,6 +177,10 @@ class Gateway:
         except BaseException as exc:
             exchange.status, exchange.outcome = _failure_status(exc)
             await self._close(exchange)
+            if isinstance(exc, UpstreamFailed):
+                return self._error_response(api, exc)
+            if isinstance(exc, Exception) and not isinstance(exc, MemvaultError):
+                raise _internal_error(exc) from exc
             raise
         # Settling and the usage record happen once the answer is sent: the client does
         # not wait for the bookkeeping.
@@ -139,10 +194,29 @@ class Gateway:
         self.worker.close()
 
     async def models(self, api: ApiFormat, headers: dict[str, str]) -> Response:
-        answer = await self.upstream.models(api, headers)
+        try:
+            answer = await self.upstream.models(api, headers)
+        except UpstreamFailed as exc:
+            return self._error_response(api, exc)
         if isinstance(answer, ClientError):
-            return Response(answer.body, status_code=answer.status, media_type=answer.content_type)
-        return Response(answer.raw, media_type="application/json")
+            return Response(
+                answer.body,
+                status_code=answer.status,
+                media_type=answer.content_type,
+                headers=answer.headers,
+            )
+        return Response(answer.raw, media_type="application/json", headers=answer.headers)
+
+    def _error_response(self, api: ApiFormat, exc: UpstreamFailed) -> Response:
+        """A provider failure in the format's shape, with the provider's relayed headers
+        (its retry-after above all) and never memvault's credential."""
+        message = self.upstream.redact.text(exc.message)
+        relayed = exc.details.get("headers")
+        return JSONResponse(
+            api.error_body(exc.type, exc.code, message),
+            status_code=status_for(exc),
+            headers=relayed if isinstance(relayed, dict) else None,
+        )
 
     def _prepare(
         self,
@@ -166,7 +240,7 @@ class Gateway:
             (estimate_request_tokens(body) + injected_tokens(plan)) * api.token_margin
         )
         amount = reservation_micros(price, prompt, allowance, sends)
-        reservation = billing.reserve(key, amount)
+        reservation = billing.reserve(key, amount)  # past what a ledger holds: a 400
         return Exchange(
             api=api,
             key=key,
@@ -178,6 +252,7 @@ class Gateway:
             client_headers=headers,
             timer=timer,
             rounds=RoundState(plan.caller),
+            prompt_tokens=prompt,
             started_at=billing.clock(),
         )
 
@@ -189,6 +264,7 @@ class Gateway:
             spans.mark(spans.UPSTREAM_CALL)
             answer = await self.upstream.complete(ex.api, body, ex.client_headers, ex.timer)
             spans.mark(spans.UPSTREAM_ANSWER)
+            ex.upstream_headers = answer.headers
             if isinstance(answer, ClientError):
                 ex.status, ex.outcome = answer.status, "upstream_refused"
                 return Response(
@@ -203,11 +279,16 @@ class Gateway:
                 raise UpstreamFailed(
                     f"the model provider's answer is malformed: {exc}", code="upstream_malformed"
                 ) from exc
+            estimated = not turn.usage.reported
+            if estimated:
+                # A provider that says nothing of usage is billed memvault's count.
+                output = estimated_output(output_text(turn), ex.api.token_margin)
+                turn.usage = Usage(ex.prompt_tokens, output)
             if not ex.plan.tools_on:
                 # Nothing to change: the provider's bytes go to the client as they came.
-                ex.usage = turn.usage
+                ex.add_usage(turn.usage, estimated=estimated)
                 return Response(answer.raw, media_type="application/json", headers=ex.headers())
-            ex.usage.add(turn.usage)
+            ex.add_usage(turn.usage, estimated=estimated)
             turns.append(turn)
             next_body = await self._after_turn(ex, body, turn)
             if next_body is None:
@@ -217,24 +298,41 @@ class Gateway:
 
     async def _after_turn(self, ex: Exchange, body: Json, turn: Turn) -> Json | None:
         """Run the turn's memory calls; the next round's body, or None when the answer is done."""
-        memory = turn.memory_calls
-        if not memory:
+        if not turn.memory_calls:
             return None
-        check_ceiling(turn)
-        if turn.client_calls or not ex.rounds.rounds_left:
-            if not turn.client_calls:
-                ex.plan.notices.append(ROUNDS_RAN_OUT)
-            await self.worker.run(
-                run_calls, self.services, ex.rounds, writes_only(memory, ex.rounds)
-            )
+        return await self.worker.run(self._round, ex, body, turn)
+
+    def _round(self, ex: Exchange, body: Json, turn: Turn) -> Json | None:
+        """One round's blocking work (in the worker thread): check the whole round, plan
+        the next send, run the calls, size their results, build the next body."""
+        check_round(turn)  # nothing runs if any call is refused
+        state, memory = ex.rounds, turn.memory_calls
+        if turn.client_calls:
+            run_calls(self.services, state, writes_only(memory, state))
             return None
-        outcomes = await self.worker.run(run_calls, self.services, ex.rounds, memory)
-        ex.rounds.rounds += 1
-        next_body = ex.api.continued(body, turn, outcomes)
-        if not ex.next_round_fits(next_body):
-            ex.plan.notices.append(RESERVATION_REACHED)
+        if state.withheld is not None or not state.rounds_left:
+            # The model asked again after its last round (or for a tool it was not given).
+            ex.notice(state.withheld or ROUNDS_RAN_OUT)
+            run_calls(self.services, state, writes_only(memory, state))
             return None
-        return next_body
+        margin = ex.api.token_margin
+        base = next_prompt_base(turn, ex.prompt_tokens, margin)
+        plan = plan_round(
+            room=ex.room_tokens(), base=base, sends_left=state.sends_left, calls=len(memory)
+        )
+        if plan is None:
+            # Not even a last send fits: the writes run, the answer is what was said.
+            ex.notice(RESERVATION_REACHED)
+            run_calls(self.services, state, writes_only(memory, state))
+            return None
+        outcomes = fit_outcomes(run_calls(self.services, state, memory), plan.result_tokens, margin)
+        state.rounds += 1
+        if not plan.tools:
+            state.withheld = RESERVATION_REACHED if state.rounds_left else ROUNDS_RAN_OUT
+            ex.notice(state.withheld)
+            outcomes = with_final_note(outcomes)
+        ex.prompt_tokens = base + sum(result_tokens(o, margin) for o in outcomes)
+        return ex.api.continued(body, turn, outcomes, memory_tools=plan.tools)
 
     # ------------------------------------------------------------------ streams
     async def _stream(self, ex: Exchange) -> Response:
@@ -245,7 +343,12 @@ class Gateway:
         except BaseException as exc:
             ex.status, ex.outcome = _failure_status(exc)
             await self._close(ex)
+            if isinstance(exc, UpstreamFailed):
+                return self._error_response(ex.api, exc)
+            if isinstance(exc, Exception) and not isinstance(exc, MemvaultError):
+                raise _internal_error(exc) from exc
             raise
+        ex.upstream_headers = first.headers
         if isinstance(first, ClientError):
             ex.status, ex.outcome = first.status, "upstream_refused"
             await opened.__aexit__(None, None, None)
@@ -263,43 +366,57 @@ class Gateway:
             headers={**ex.headers(), "cache-control": "no-cache", "x-accel-buffering": "no"},
         )
 
+    def _metered(self, ex: Exchange, meter: StreamMeter) -> Usage:
+        """A round's usage as its meter saw it, added to the request's."""
+        usage, estimated = meter.usage(ex.prompt_tokens, ex.api.token_margin)
+        ex.add_usage(usage, estimated=estimated)
+        return usage
+
     async def _events(
         self,
         ex: Exchange,
         body: Json,
         client_wants_usage: bool,
         opened: Any,
-        first: AsyncIterator[bytes],
-    ) -> AsyncIterator[bytes]:
+        first: UpstreamStream,
+    ) -> Any:
         notices_sent = len(ex.plan.notices)
         translator = ex.api.translator(client_wants_usage=client_wants_usage)
         tools: asyncio.Task[Json | None] | None = None
-        round_open = False
+        stream: UpstreamStream | None = first
+        # The round being read: until its stream ends, a meter is open (and billed
+        # whatever happens); the parser keeps what is not a whole event yet.
+        meter: StreamMeter | None = None
+        parser = SseParser()
         try:
-            chunks = first
             while True:
+                assert stream is not None
+                meter, parser = ex.api.meter(), SseParser()
                 if not ex.plan.tools_on:
                     ended = False
-                    async for event in parse_events(chunks):
+                    async for event in parse_events(stream, parser):
+                        meter.observe(event)
                         ended = ended or ex.api.ends_stream(event)
                         data = ex.api.passthrough_event(
-                            event, ex.usage, client_wants_usage=client_wants_usage
+                            event, client_wants_usage=client_wants_usage
                         )
                         if data is not None:
                             yield data
                     if not ended:
                         raise MalformedStream("the upstream stream ended before its last event")
+                    self._metered(ex, meter)
+                    meter = None
                     break
                 translator.begin_round()
-                round_open = True
-                async for event in parse_events(chunks):
+                async for event in parse_events(stream, parser):
+                    meter.observe(event)
                     for data in translator.feed(event):
                         yield data
                 turn = translator.end_round()
-                round_open = False
-                ex.usage.add(turn.usage)
+                turn.usage = self._metered(ex, meter)
+                meter = None
                 await opened.__aexit__(None, None, None)
-                opened = None
+                opened, stream = None, None
                 tools = asyncio.ensure_future(self._after_turn(ex, body, turn))
                 if turn.memory_calls:
                     # Keep-alive comments while the tools run: the client's connection
@@ -328,21 +445,27 @@ class Gateway:
                         f" (HTTP {opened_stream.status})",
                         code="upstream_refused_round",
                     )
-                chunks = opened_stream
+                stream = opened_stream
         except (MemvaultError, MalformedStream) as exc:
             error = exc if isinstance(exc, MemvaultError) else _malformed(exc)
             ex.status, ex.outcome = _failure_status(error)
-            if ex.plan.tools_on:
-                yield translator.error(error)
-            else:
-                yield ex.api.stream_error(error.type, error.code, error.message)
+            message = self.upstream.redact.text(error.message)
+            yield ex.api.stream_error(error.type, error.code, message)
         except BaseException as exc:
             ex.status, ex.outcome = _failure_status(exc)
-            raise
+            if not isinstance(exc, Exception):
+                raise  # cancelled, or the generator closed: nothing more can be sent
+            error = _internal_error(exc)
+            yield ex.api.stream_error(error.type, error.code, error.message)
         finally:
             with anyio.CancelScope(shield=True):
-                if round_open:
-                    ex.usage.add(translator.turn_usage())
+                if meter is not None:
+                    # The round ended before its stream did (the client hung up, the
+                    # provider broke off): what reached memvault is billed, the events
+                    # already read and those still buffered.
+                    if stream is not None:
+                        _drain(stream, parser, meter)
+                    self._metered(ex, meter)
                 if tools is not None:
                     # Tools run in a thread and cannot be stopped half-way: wait for them
                     # so the record counts what ran.
@@ -375,6 +498,7 @@ class Gateway:
             started_at=ex.started_at,
             duration_ms=round(ex.timer.elapsed_ms()),
             overhead_ms=round(ex.timer.overhead_ms()),
+            estimated=ex.estimated,
         )
         billing = self.services.billing
         await self.worker.run(_settle_and_record, billing, ex.reservation, cost, record)
@@ -392,6 +516,7 @@ class Gateway:
                 "recalled_notes": record.recalled_notes,
                 "input_tokens": record.input_tokens,
                 "output_tokens": record.output_tokens,
+                "estimated": record.estimated,
                 "cost_micros": record.cost_micros,
                 "overhead_ms": record.overhead_ms,
                 "notices": len(ex.plan.notices),
@@ -399,9 +524,14 @@ class Gateway:
         )
 
 
-def prompt_tokens(api: ApiFormat, body: Json) -> int:
-    """The prompt's tokens as the provider will likely count them (see ``token_margin``)."""
-    return math.ceil(estimate_request_tokens(body) * api.token_margin)
+def _drain(stream: UpstreamStream, parser: SseParser, meter: StreamMeter) -> None:
+    """Meter what a stream left early still holds: its unread bytes and the parser's
+    part of an event. Never raises (the stream is over either way)."""
+    try:
+        for event in [*parser.feed(stream.buffered()), *parser.close()]:
+            meter.observe(event)
+    except MalformedStream:
+        pass
 
 
 def _settle_and_record(
@@ -417,6 +547,13 @@ def _malformed(exc: MalformedStream) -> UpstreamFailed:
     return UpstreamFailed(
         f"the model provider's stream is malformed: {exc}", code="upstream_malformed"
     )
+
+
+def _internal_error(exc: Exception) -> MemvaultError:
+    """A failure nobody foresaw, as the client sees it: logged with its trace, answered
+    as a 500 (kind internal_error) in the format's shape that says nothing of it."""
+    log.error("gateway request failed", exc_info=exc)
+    return MemvaultError("something went wrong on our side; try again", code="internal_error")
 
 
 def _failure_status(exc: BaseException) -> tuple[int, str]:

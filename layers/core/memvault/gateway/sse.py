@@ -8,8 +8,8 @@ through ``encode_event``/``encode_comment``, so framing is right in one place.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 # An SSE line longer than this is not a model's event: refuse it rather than buffer
@@ -25,45 +25,77 @@ class MalformedStream(Exception):
 class SseEvent:
     event: str | None
     data: str
+    # The data as JSON, parsed once (the meter and the format both read it).
+    _parsed: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     def json(self) -> Any:
+        if self._parsed:
+            return self._parsed[0]
         try:
-            return json.loads(self.data)
-        except ValueError as exc:
+            value = json.loads(self.data)
+        except (ValueError, RecursionError) as exc:
             raise MalformedStream("an upstream stream event is not JSON") from exc
+        self._parsed.append(value)
+        return value
 
 
-async def parse_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[SseEvent]:
-    """Yield events from a byte stream (comments and ``id``/``retry`` fields skipped)."""
-    buffer = b""
-    event: str | None = None
-    data: list[str] = []
-    async for chunk in chunks:
-        buffer += chunk
-        if len(buffer) > MAX_EVENT_BYTES:
+class SseParser:
+    """Bytes in, events out, in pieces (comments and ``id``/``retry`` fields skipped).
+
+    What it holds between two ``feed`` calls (a line not yet ended) stays readable: a
+    stream cut short is still metered to its last whole event.
+    """
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.event: str | None = None
+        self.data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        self.buffer += chunk
+        if len(self.buffer) > MAX_EVENT_BYTES:
             raise MalformedStream("an upstream stream event is too large")
+        out: list[SseEvent] = []
         while True:
-            cut = _line_end(buffer)
+            cut = _line_end(self.buffer)
             if cut is None:
-                break
-            raw, buffer = buffer[: cut[0]], buffer[cut[1] :]
+                return out
+            raw, self.buffer = self.buffer[: cut[0]], self.buffer[cut[1] :]
             line = raw.decode("utf-8", "replace")
             if not line:
-                if data or event is not None:
-                    yield SseEvent(event, "\n".join(data))
-                event, data = None, []
+                if self.data or self.event is not None:
+                    out.append(SseEvent(self.event, "\n".join(self.data)))
+                self.event, self.data = None, []
                 continue
             if line.startswith(":"):
                 continue
             name, _, value = line.partition(":")
             value = value.removeprefix(" ")
             if name == "data":
-                data.append(value)
+                self.data.append(value)
             elif name == "event":
-                event = value
-    if data:
-        # A final event without its blank line: still an event (some servers end so).
-        yield SseEvent(event, "\n".join(data))
+                self.event = value
+
+    def close(self) -> list[SseEvent]:
+        """The events still held once the bytes end."""
+        out = self.feed(b"\n") if self.buffer else []  # a last line without its line end
+        if self.data:
+            # A final event without its blank line: still an event (some servers end so).
+            out.append(SseEvent(self.event, "\n".join(self.data)))
+        self.buffer, self.event, self.data = b"", None, []
+        return out
+
+
+async def parse_events(
+    chunks: AsyncIterable[bytes], parser: SseParser | None = None
+) -> AsyncIterator[SseEvent]:
+    """Yield events from a byte stream (comments and ``id``/``retry`` fields skipped)."""
+    parser = parser or SseParser()
+    async for chunk in chunks:
+        for event in parser.feed(chunk):
+            yield event
+    for event in parser.close():
+        yield event
 
 
 def _line_end(buffer: bytes) -> tuple[int, int] | None:

@@ -9,7 +9,10 @@ the same machine a call through aiohttp (C-accelerated HTTP parsing) took about 
 less than through httpx's async client (bench/gateway.py's pass-through row measures the
 hop).
 Answers are read decompressed (a provider that gzips is read right) and relayed with
-memvault's own headers.
+memvault's own headers plus the provider's that clients rely on (``relayed_headers``:
+retry-after, request ids, rate limits). Nothing relayed carries memvault's provider
+credential: a provider that echoes it (an error naming the key it was given) has it
+masked (``redact``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
 import aiohttp
+import orjson
 
 from memvault.errors import UpstreamFailed, UpstreamTimeout
 from memvault.gateway.formats.base import ApiFormat
@@ -39,6 +43,54 @@ MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_CONNECTIONS = 200
 READ_CHUNK = 64 * 1024
 LARGE_BODY_BYTES = 512 * 1024
+# Provider response headers clients rely on (the SDKs' retry timing, request ids for
+# support, rate-limit state), relayed on answers, streams and errors alike.
+RELAYED_HEADERS = frozenset(
+    {
+        "retry-after",
+        "retry-after-ms",
+        "x-should-retry",
+        "x-request-id",
+        "request-id",
+        "openai-processing-ms",
+        "openai-organization",
+        "openai-version",
+        "openai-project",
+    }
+)
+RELAYED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+# What a credential found in a relayed text becomes.
+MASK = "[memvault provider key]"
+
+
+def relayed_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The provider's headers that pass to the client (see RELAYED_HEADERS)."""
+    return {
+        name.lower(): value
+        for name, value in headers.items()
+        if name.lower() in RELAYED_HEADERS or name.lower().startswith(RELAYED_PREFIXES)
+    }
+
+
+class Redactor:
+    """Masks the provider credentials memvault holds in text it relays."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        # Longest first, so a key that contains another is masked whole.
+        self.secrets = sorted({s for s in secrets if len(s) >= 8}, key=len, reverse=True)
+
+    def text(self, value: str) -> str:
+        for secret in self.secrets:
+            if secret in value:
+                value = value.replace(secret, MASK)
+        return value
+
+    def bytes(self, value: bytes) -> bytes:
+        for secret in self.secrets:
+            raw = secret.encode()
+            if raw in value:
+                value = value.replace(raw, MASK.encode())
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,19 +113,41 @@ def _env_proxy(base_url: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A whole upstream answer: its bytes (relayed verbatim when nothing changes) and JSON."""
+    """A whole upstream answer: its bytes (relayed verbatim when nothing changes), its
+    JSON and the headers that pass to the client."""
 
     raw: bytes
     payload: object
+    headers: dict[str, str]
 
 
 @dataclass(slots=True)
 class ClientError:
-    """An upstream 4xx: relayed to the client as it came."""
+    """An upstream 4xx: relayed to the client as it came (the credential masked)."""
 
     status: int
     body: bytes
     content_type: str
+    headers: dict[str, str]
+
+
+class UpstreamStream:
+    """An upstream SSE answer: its byte chunks, and the headers that pass to the client."""
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.headers = relayed_headers(response.headers)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _chunks(self._response)
+
+    def buffered(self) -> bytes:
+        """What the provider sent that was not read yet, without waiting: a stream left
+        early is billed for what reached memvault, read or not."""
+        try:
+            return self._response.content.read_nowait()
+        except Exception:
+            return b""
 
 
 class UpstreamClient:
@@ -109,6 +183,7 @@ class UpstreamClient:
         self.headers_deadline = (
             settings.upstream_connect_timeout + 2 * settings.upstream_read_timeout
         )
+        self.redact = Redactor([u.credential for u in self.upstreams.values() if u.credential])
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -176,15 +251,10 @@ class UpstreamClient:
         url, data, headers, proxy = self._request_parts(api, body, client_headers)
         with timer.upstream():
             status, raw, response_headers = await self._fetch("POST", url, headers, proxy, data)
-        failure = _failure(status, raw, response_headers)
+        failure = _failure(status, raw, response_headers, self.redact)
         if failure is not None:
             return failure
-        try:
-            return Answer(raw, json.loads(raw))
-        except ValueError as exc:
-            raise UpstreamFailed(
-                "the model provider's answer is not JSON", code="upstream_malformed"
-            ) from exc
+        return Answer(raw, _answer_json(raw), relayed_headers(response_headers))
 
     async def models(self, api: ApiFormat, client_headers: dict[str, str]) -> Answer | ClientError:
         upstream = self.upstreams[api.name]
@@ -193,15 +263,15 @@ class UpstreamClient:
         status, raw, response_headers = await self._fetch(
             "GET", upstream.base_url + api.models_path, headers, upstream.proxy
         )
-        failure = _failure(status, raw, response_headers)
+        failure = _failure(status, raw, response_headers, self.redact)
         if failure is not None:
             return failure
-        return Answer(raw, None)
+        return Answer(raw, None, relayed_headers(response_headers))
 
     @asynccontextmanager
     async def stream(
         self, api: ApiFormat, body: dict[str, Any], client_headers: dict[str, str], timer: Timer
-    ) -> AsyncIterator[ClientError | AsyncIterator[bytes]]:
+    ) -> AsyncIterator[ClientError | UpstreamStream]:
         """Open a streamed answer: yields its byte chunks, or a 4xx to relay."""
         url, data, headers, proxy = self._request_parts(api, body, client_headers)
         started = time.perf_counter()
@@ -220,7 +290,7 @@ class UpstreamClient:
                     raw = await _read_capped(response, MAX_ERROR_BODY)
                 except (TimeoutError, aiohttp.ClientError):
                     raw = b""  # the status says what happened; the body is a courtesy
-                failure = _failure(response.status, raw, response.headers)
+                failure = _failure(response.status, raw, response.headers, self.redact)
                 assert failure is not None
                 yield failure
                 return
@@ -230,7 +300,7 @@ class UpstreamClient:
                     f" ({response.headers.get('content-type', 'no content type')})",
                     code="upstream_malformed",
                 )
-            yield _chunks(response)
+            yield UpstreamStream(response)
         finally:
             timer.add_upstream(time.perf_counter() - started)
             _finish(response)
@@ -288,18 +358,46 @@ async def _read_capped(response: aiohttp.ClientResponse, cap: int = MAX_RESPONSE
     return b"".join(parts)
 
 
-def _failure(status: int, raw: bytes, headers: Mapping[str, str]) -> ClientError | None:
+def _answer_json(raw: bytes) -> object:
+    """A whole answer's JSON. The standard library's parser recurses, and a model's tool
+    call nested about a thousand levels deep is past its limit: such an answer is read
+    by orjson (which takes 1,024 levels without recursing), and its too deep call is
+    refused where calls are checked (rounds.check_round), not here as a crash."""
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise UpstreamFailed(
+            "the model provider's answer is not JSON", code="upstream_malformed"
+        ) from exc
+    except RecursionError:
+        pass
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise UpstreamFailed(
+            "the model provider's answer is nested too deeply to read", code="upstream_malformed"
+        ) from exc
+
+
+def _failure(
+    status: int, raw: bytes, headers: Mapping[str, str], redact: Redactor
+) -> ClientError | None:
     if status < 300:
         return None
+    relayed = relayed_headers(headers)
     if 400 <= status < 500:
         return ClientError(
-            status, raw[:MAX_ERROR_BODY], headers.get("content-type", "application/json")
+            status,
+            redact.bytes(raw[:MAX_ERROR_BODY]),
+            headers.get("content-type", "application/json"),
+            relayed,
         )
-    detail = _provider_message(raw)
+    detail = redact.text(_provider_message(raw))
     raise UpstreamFailed(
         f"the model provider failed (HTTP {status})" + (f": {detail}" if detail else ""),
         code="upstream_error",
         upstream_status=status,
+        headers=relayed,
     )
 
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Mapping
 from typing import Final
 
-from memvault.errors import InvalidInput, MemvaultError
+from memvault.errors import InvalidInput
 from memvault.gateway.formats.base import (
     MEMORY_TOOL_NAMES,
     ROUND_TEXT_SEPARATOR,
     ApiFormat,
     Json,
     MalformedResponse,
+    StreamMeter,
     StreamTranslator,
     ToolCall,
     ToolOutcome,
@@ -33,6 +35,21 @@ MEMORY_TOOLS: Final[tuple[Json, ...]] = tuple(
 SYSTEM_NOTE_BLOCK: Final[Json] = {"type": "text", "text": VAULT_INSTRUCTIONS}
 FORWARDED_HEADERS: Final = ("anthropic-version", "anthropic-beta")
 DEFAULT_VERSION: Final = "2023-06-01"
+# memvault's error kinds as Anthropic's error types (docs "Errors"; the SDK's ErrorType):
+# a 4xx it does not list is invalid_request_error, as Anthropic's own are.
+ERROR_TYPES: Final = {
+    "invalid_request": "invalid_request_error",
+    "conflict": "invalid_request_error",
+    "unprocessable": "invalid_request_error",
+    "authentication_error": "authentication_error",
+    "payment_required": "billing_error",
+    "permission_error": "permission_error",
+    "not_found": "not_found_error",
+    "payload_too_large": "request_too_large",
+    "quota_exceeded": "request_too_large",
+    "rate_limited": "rate_limit_error",
+    "service_unavailable": "overloaded_error",
+}
 
 
 def _usage(raw: object) -> Usage:
@@ -51,6 +68,7 @@ class AnthropicMessages(ApiFormat):
     name = "anthropic"
     upstream_path = "/v1/messages"
     models_path = "/v1/models"
+    error_types = ERROR_TYPES
     # Claude's tokenizer yields roughly 10-20% more tokens than o200k for English text.
     token_margin = 1.25
 
@@ -88,7 +106,19 @@ class AnthropicMessages(ApiFormat):
     def prepare_stream(self, body: Json) -> tuple[Json, bool]:
         return body, True  # Anthropic streams always carry usage
 
-    def continued(self, body: Json, turn: Turn, outcomes: list[ToolOutcome]) -> Json:
+    def without_memory_tools(self, body: Json) -> Json:
+        out = dict(body)
+        tools = body.get("tools") or []
+        own = [t for t in tools if not (isinstance(t, dict) and t.get("name") in MEMORY_TOOL_NAMES)]
+        if own:
+            out["tools"] = own
+        else:
+            out["tool_choice"] = {"type": "none"}
+        return out
+
+    def continued(
+        self, body: Json, turn: Turn, outcomes: list[ToolOutcome], *, memory_tools: bool = True
+    ) -> Json:
         results = []
         for outcome in outcomes:
             result: Json = {
@@ -105,7 +135,7 @@ class AnthropicMessages(ApiFormat):
             {"role": "assistant", "content": turn.blocks},
             {"role": "user", "content": results},
         ]
-        return out
+        return out if memory_tools else self.without_memory_tools(out)
 
     # ------------------------------------------------------------------ responses
     def parse_response(self, payload: object) -> Turn:
@@ -123,11 +153,17 @@ class AnthropicMessages(ApiFormat):
             elif block.get("type") == "tool_use":
                 if not isinstance(block.get("name"), str):
                     raise MalformedResponse("an upstream tool_use block has no name")
+                given = block.get("input", {})
+                try:
+                    arguments_json = json.dumps(given)
+                except RecursionError:
+                    arguments_json = ""  # too deep to write: the round is refused for it
                 turn.tool_calls.append(
                     ToolCall(
                         id=str(block.get("id") or ""),
                         name=block["name"],
-                        arguments_json=json.dumps(block.get("input", {})),
+                        arguments_json=arguments_json,
+                        parsed=given,
                     )
                 )
         return turn
@@ -171,32 +207,32 @@ class AnthropicMessages(ApiFormat):
     def translator(self, *, client_wants_usage: bool) -> StreamTranslator:
         return _AnthropicStream()
 
+    def meter(self) -> StreamMeter:
+        return _AnthropicMeter()
+
     def ends_stream(self, event: SseEvent) -> bool:
         return event.event == "message_stop" or '"message_stop"' in event.data
 
-    def passthrough_event(
-        self, event: SseEvent, usage: Usage, *, client_wants_usage: bool
-    ) -> bytes | None:
+    def passthrough_event(self, event: SseEvent, *, client_wants_usage: bool) -> bytes | None:
         payload = event.json()
         if not isinstance(payload, dict):
             raise MalformedStream("an upstream event is not a JSON object")
         kind = payload.get("type")
         if kind == "error":
             raise stream_failure(payload)
-        if kind == "message_start":
-            message = payload.get("message")
-            found = _usage(message.get("usage") if isinstance(message, dict) else None)
-            usage.input_tokens, usage.output_tokens = found.input_tokens, found.output_tokens
-        elif kind == "message_delta":
-            found = _usage(payload.get("usage"))
-            if found.input_tokens:
-                usage.input_tokens = found.input_tokens
-            usage.output_tokens = found.output_tokens
         return encode_event(payload, event.event or (kind if isinstance(kind, str) else None))
 
     # ------------------------------------------------------------------ errors
+    def error_type(self, type_: str, code: str) -> str:
+        if code == "upstream_timeout":
+            return "timeout_error"
+        return super().error_type(type_, code)
+
     def error_body(self, type_: str, code: str, message: str) -> Json:
-        return {"type": "error", "error": {"type": type_, "code": code, "message": message}}
+        return {
+            "type": "error",
+            "error": {"type": self.error_type(type_, code), "code": code, "message": message},
+        }
 
     def stream_error(self, type_: str, code: str, message: str) -> bytes:
         return encode_event(self.error_body(type_, code, message), event="error")
@@ -211,6 +247,34 @@ class AnthropicMessages(ApiFormat):
         if "anthropic-beta" in client:
             headers["anthropic-beta"] = client["anthropic-beta"]
         return headers
+
+
+class _AnthropicMeter(StreamMeter):
+    """Input from message_start (cached prompt tokens included), output from
+    message_delta (message_start's is a placeholder); the output received from text,
+    tool input and thinking deltas."""
+
+    def _observe(self, payload: Json) -> None:
+        kind = payload.get("type")
+        if kind == "message_start":
+            message = payload.get("message")
+            self.reported = _usage(message.get("usage") if isinstance(message, dict) else None)
+        elif kind == "content_block_start":
+            block = payload.get("content_block")
+            if isinstance(block, dict):
+                self.add_text(block.get("name"))
+                self.add_text(block.get("text"))
+        elif kind == "content_block_delta":
+            delta = payload.get("delta")
+            if isinstance(delta, dict):
+                for key in ("text", "partial_json", "thinking"):
+                    self.add_text(delta.get(key))
+        elif kind == "message_delta":
+            found = _usage(payload.get("usage"))
+            if found.input_tokens:
+                self.reported.input_tokens = found.input_tokens
+            self.reported.output_tokens = found.output_tokens
+            self.complete = True
 
 
 class _Block:
@@ -252,9 +316,6 @@ class _AnthropicStream(StreamTranslator):
         if kind == "error":
             raise stream_failure(payload)
         if kind == "message_start":
-            message = payload.get("message")
-            if isinstance(message, dict):
-                self.turn.usage = _usage(message.get("usage"))
             if self.started:
                 return []
             self.started = True
@@ -272,10 +333,6 @@ class _AnthropicStream(StreamTranslator):
             if isinstance(delta, dict):
                 self.turn.stop_reason = delta.get("stop_reason")
                 self.stop_sequence = delta.get("stop_sequence")
-            found = _usage(payload.get("usage"))
-            if found.input_tokens:
-                self.turn.usage.input_tokens = found.input_tokens
-            self.turn.usage.output_tokens = found.output_tokens
             return []
         if kind == "message_stop":
             self.finished = True
@@ -350,7 +407,9 @@ class _AnthropicStream(StreamTranslator):
             text = state.partial_json.strip()
             try:
                 state.content["input"] = json.loads(text) if text else {}
-            except ValueError:
+            except (ValueError, RecursionError):
+                # Kept as sent: a memory call's round is refused for arguments not JSON
+                # or nested too deeply (rounds.check_round).
                 state.content["input"] = {}
                 state.content["_raw_arguments"] = state.partial_json
         if state.client_index is None:
@@ -368,14 +427,15 @@ class _AnthropicStream(StreamTranslator):
                 name = content.get("name")
                 if not isinstance(name, str):
                     raise MalformedStream("an upstream tool_use block has no name")
-                arguments = (
-                    raw_arguments
-                    if isinstance(raw_arguments, str)
-                    else json.dumps(content.get("input", {}))
-                )
-                self.turn.tool_calls.append(
-                    ToolCall(id=str(content.get("id") or ""), name=name, arguments_json=arguments)
-                )
+                call = ToolCall(id=str(content.get("id") or ""), name=name, arguments_json="")
+                if isinstance(raw_arguments, str):
+                    call.arguments_json = raw_arguments  # parsed (and refused) later
+                else:
+                    call.parsed = content.get("input", {})
+                    # Too deep to write: left blank, and the round is refused for it.
+                    with contextlib.suppress(RecursionError):
+                        call.arguments_json = json.dumps(call.parsed)
+                self.turn.tool_calls.append(call)
             self.turn.blocks.append(content)
         return self.turn
 
@@ -392,12 +452,3 @@ class _AnthropicStream(StreamTranslator):
             encode_event(delta, "message_delta"),
             encode_event({"type": "message_stop"}, "message_stop"),
         ]
-
-    def error(self, exc: MemvaultError) -> bytes:
-        return encode_event(
-            {
-                "type": "error",
-                "error": {"type": exc.type, "code": exc.code, "message": exc.message},
-            },
-            "error",
-        )

@@ -18,13 +18,15 @@ through untouched (unknown fields, images, other tools, tool_choice, metadata...
 from __future__ import annotations
 
 import json
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from memvault.errors import InvalidInput, MemvaultError, UpstreamFailed
-from memvault.gateway.sse import SseEvent
+from memvault.errors import InvalidInput, UpstreamFailed
+from memvault.gateway.sse import MalformedStream, SseEvent
+from memvault.tokens import count_tokens
 from memvault.tools import TOOL_NAMES, ToolResult
 
 Json = dict[str, Any]
@@ -35,6 +37,13 @@ READ_ONLY_TOOLS = frozenset({"memory_search", "memory_read", "memory_list"})
 # Between the texts of two rounds, so "Let me check." and "It is Tuesday." do not run
 # together; the same separator in streams and in whole responses.
 ROUND_TEXT_SEPARATOR = "\n\n"
+# Client strings that are stored (the usage record) or logged have a length limit.
+# Provider model ids are far shorter (a Bedrock inference-profile ARN is about 100).
+MAX_MODEL_CHARS = 256
+# The most output a request may ask for: any provider's limit is far below, and the
+# reservation made from it stays a number every ledger holds (domain.pricing.MAX_MICROS).
+MAX_OUTPUT_TOKENS = 2**31 - 1
+_UNPARSED: Any = object()
 
 
 class MalformedResponse(Exception):
@@ -46,16 +55,22 @@ class ToolCall:
     id: str
     name: str
     arguments_json: str  # exactly what the model sent (Anthropic: its input, as JSON)
+    # The arguments already parsed (Anthropic's input arrives as JSON), else parsed once
+    # on first use.
+    parsed: object = _UNPARSED
 
     @property
     def is_memory(self) -> bool:
         return self.name in MEMORY_TOOL_NAMES
 
     def arguments(self) -> object:
-        """The parsed arguments; ``None`` when the model sent nothing."""
-        if not self.arguments_json.strip():
-            return None
-        return json.loads(self.arguments_json)
+        """The parsed arguments; ``None`` when the model sent nothing. Raises ValueError
+        for text that is not JSON and RecursionError for JSON nested too deeply to parse
+        (``rounds.check_round`` refuses those before any call of the round runs)."""
+        if self.parsed is _UNPARSED:
+            text = self.arguments_json
+            self.parsed = json.loads(text) if text.strip() else None
+        return self.parsed
 
 
 @dataclass(slots=True)
@@ -66,6 +81,10 @@ class Usage:
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+
+    @property
+    def reported(self) -> bool:
+        return bool(self.input_tokens or self.output_tokens)
 
 
 @dataclass(slots=True)
@@ -121,6 +140,16 @@ def _only_tool_results(content: object) -> bool:
     return isinstance(content, list) and bool(content) and all(map(_is_tool_result, content))
 
 
+def output_text(turn: Turn) -> str:
+    """What the model wrote in a turn (its text and its tool calls), to count as output
+    when the provider did not say."""
+    return turn.text + "".join(call.name + call.arguments_json for call in turn.tool_calls)
+
+
+def estimated_output(text: str, margin: float) -> int:
+    return math.ceil(count_tokens(text) * margin)
+
+
 def stream_failure(payload: Json) -> UpstreamFailed:
     """An error event in an upstream stream (both formats carry ``error.message``)."""
     error = payload.get("error")
@@ -140,19 +169,58 @@ def as_int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+class StreamMeter(ABC):
+    """What one upstream stream (one round) has used, read from every event it sends.
+
+    The usage the provider reports is the bill; it comes at the end (OpenAI's last
+    chunk, Anthropic's message_delta). A stream that ends before it (the client hung
+    up, the provider broke off, or it never sends one) is billed an estimate instead:
+    the prompt as counted when the money was held (or as the provider reported it at
+    the start) and the output received so far (text, tool call arguments, thinking),
+    counted, memory tool calls the client never saw included.
+    """
+
+    def __init__(self) -> None:
+        self.reported = Usage()
+        self.complete = False  # the stream's final usage arrived
+        self.received: list[str] = []  # output text, in pieces
+
+    def observe(self, event: SseEvent) -> None:
+        """Note one event. Never raises: a malformed event is the format's to refuse."""
+        try:
+            payload = event.json()
+        except MalformedStream:
+            return
+        if isinstance(payload, dict):
+            self._observe(payload)
+
+    @abstractmethod
+    def _observe(self, payload: Json) -> None: ...
+
+    def usage(self, prompt_tokens: int, margin: float) -> tuple[Usage, bool]:
+        """The round's usage and whether it is an estimate (``prompt_tokens``: the send's
+        prompt as memvault counted it)."""
+        if self.complete:
+            return Usage(self.reported.input_tokens, self.reported.output_tokens), False
+        counted = estimated_output("".join(self.received), margin)
+        input_tokens = self.reported.input_tokens or prompt_tokens
+        return Usage(input_tokens, max(self.reported.output_tokens, counted)), True
+
+    def add_text(self, value: object) -> None:
+        if isinstance(value, str) and value:
+            self.received.append(value)
+
+
 class StreamTranslator(ABC):
     """One client stream made of one or more upstream streams (one per round).
 
     ``feed`` takes each upstream event and returns the bytes to send the client now;
     ``end_round`` returns the round's turn once its upstream stream is over; ``finish``
     closes the client stream with the final stop reason and the usage of every round.
+    Usage is the meter's (``StreamMeter``), not the translator's.
     """
 
     turn: Turn  # the round being read
-
-    def turn_usage(self) -> Usage:
-        """What the round being read has used so far (a stream that broke off costs too)."""
-        return self.turn.usage
 
     @abstractmethod
     def begin_round(self) -> None: ...
@@ -166,9 +234,6 @@ class StreamTranslator(ABC):
     @abstractmethod
     def finish(self, usage: Usage, *, dropped_memory_calls: bool) -> list[bytes]: ...
 
-    @abstractmethod
-    def error(self, exc: MemvaultError) -> bytes: ...
-
 
 class ApiFormat(ABC):
     """One API format, both directions (see the module docstring)."""
@@ -176,6 +241,8 @@ class ApiFormat(ABC):
     name: str
     upstream_path: str  # appended to the upstream base URL
     models_path: str
+    # The body fields that bound the answer's output (the reservation's allowance).
+    output_fields: tuple[str, ...] = ("max_tokens",)
     # Tokens are counted offline with OpenAI's o200k encoding; a provider whose tokenizer
     # yields more tokens for the same text has its estimates scaled up, so reservations
     # hold what the provider will bill.
@@ -189,6 +256,18 @@ class ApiFormat(ABC):
         """Refuse (InvalidInput) a body the gateway cannot work on; the rest is upstream's."""
         if not isinstance(body.get("model"), str) or not body["model"]:
             raise InvalidInput("'model' is required (a model id string)", code="invalid_model")
+        if len(body["model"]) > MAX_MODEL_CHARS:
+            raise InvalidInput(
+                f"'model' is at most {MAX_MODEL_CHARS} characters ({len(body['model'])} were sent)",
+                code="invalid_model",
+            )
+        for name in self.output_fields:
+            value = body.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > MAX_OUTPUT_TOKENS:
+                raise InvalidInput(
+                    f"'{name}' is at most {MAX_OUTPUT_TOKENS} (no model writes more)",
+                    code="invalid_max_tokens",
+                )
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise InvalidInput(
@@ -265,8 +344,19 @@ class ApiFormat(ABC):
         """The upstream body for a stream (usage asked for) and whether the client asked."""
 
     @abstractmethod
-    def continued(self, body: Json, turn: Turn, outcomes: list[ToolOutcome]) -> Json:
-        """The next round's body: the turn and its tool results appended."""
+    def continued(
+        self, body: Json, turn: Turn, outcomes: list[ToolOutcome], *, memory_tools: bool = True
+    ) -> Json:
+        """The next round's body: the turn and its tool results appended. Without
+        ``memory_tools`` it is the last round: the model answers from what it has (see
+        ``without_memory_tools``)."""
+
+    @abstractmethod
+    def without_memory_tools(self, body: Json) -> Json:
+        """``body`` for a last round: the client's own tools kept and the memory tools
+        withheld; with no tool of the client's the definitions stay (earlier turns hold
+        memory tool calls, and a request with tool calls must define tools) and the
+        model is told to call none (tool_choice "none")."""
 
     # ------------------------------------------------------------------ responses
     @abstractmethod
@@ -284,20 +374,31 @@ class ApiFormat(ABC):
     def translator(self, *, client_wants_usage: bool) -> StreamTranslator: ...
 
     @abstractmethod
+    def meter(self) -> StreamMeter:
+        """A meter for one upstream stream (one round)."""
+
+    @abstractmethod
     def ends_stream(self, event: SseEvent) -> bool:
         """Is this the format's last event? A stream that closes before it was cut short."""
 
     @abstractmethod
-    def passthrough_event(
-        self, event: SseEvent, usage: Usage, *, client_wants_usage: bool
-    ) -> bytes | None:
-        """A stream without memory tools: note the event's usage; the bytes to forward.
+    def passthrough_event(self, event: SseEvent, *, client_wants_usage: bool) -> bytes | None:
+        """A stream without memory tools: the bytes to forward for an event.
 
         Only what memvault added is taken out (usage the client did not ask for)."""
 
     # ------------------------------------------------------------------ errors
+    # memvault's error kinds (``MemvaultError.type``) as the format's own error types;
+    # memvault's code stays in ``code``.
+    error_types: ClassVar[Mapping[str, str]] = {}
+    default_error_type: ClassVar[str] = "api_error"
+
+    def error_type(self, type_: str, code: str) -> str:
+        return self.error_types.get(type_, self.default_error_type)
+
     @abstractmethod
-    def error_body(self, type_: str, code: str, message: str) -> Json: ...
+    def error_body(self, type_: str, code: str, message: str) -> Json:
+        """The format's error body for a memvault error (its kind, code and message)."""
 
     @abstractmethod
     def stream_error(self, type_: str, code: str, message: str) -> bytes: ...

@@ -7,13 +7,13 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from memvault.errors import MemvaultError
 from memvault.gateway.formats.base import (
     MEMORY_TOOL_NAMES,
     ROUND_TEXT_SEPARATOR,
     ApiFormat,
     Json,
     MalformedResponse,
+    StreamMeter,
     StreamTranslator,
     ToolCall,
     ToolOutcome,
@@ -42,12 +42,36 @@ SYSTEM_NOTE: Final[Json] = {"role": "system", "content": VAULT_INSTRUCTIONS}
 # Client headers that change what the upstream answers; the rest stay with memvault.
 FORWARDED_HEADERS: Final = ("openai-beta",)
 _LEADING_ROLES = frozenset({"system", "developer"})
+# memvault's error kinds as OpenAI's error types (OpenAI answers a missing model or an
+# over-long context with invalid_request_error too).
+ERROR_TYPES: Final = {
+    "invalid_request": "invalid_request_error",
+    "not_found": "invalid_request_error",
+    "conflict": "invalid_request_error",
+    "payload_too_large": "invalid_request_error",
+    "quota_exceeded": "invalid_request_error",
+    "unprocessable": "invalid_request_error",
+    "authentication_error": "authentication_error",
+    "permission_error": "permission_error",
+    "payment_required": "insufficient_quota",
+    "rate_limited": "rate_limit_error",
+}
+# The request field an error is about (OpenAI's ``param``), by memvault's code.
+PARAM_BY_CODE: Final = {
+    "invalid_model": "model",
+    "invalid_messages": "messages",
+    "invalid_tools": "tools",
+    "invalid_stream": "stream",
+    "invalid_max_tokens": "max_tokens",
+}
 
 
 class OpenAIChat(ApiFormat):
     name = "openai"
     upstream_path = "/chat/completions"
     models_path = "/models"
+    output_fields = ("max_completion_tokens", "max_tokens")
+    error_types = ERROR_TYPES
 
     # ------------------------------------------------------------------ requests
     def client_tool_names(self, body: Json) -> set[str]:
@@ -93,7 +117,19 @@ class OpenAIChat(ApiFormat):
         }
         return out, False
 
-    def continued(self, body: Json, turn: Turn, outcomes: list[ToolOutcome]) -> Json:
+    def without_memory_tools(self, body: Json) -> Json:
+        out = dict(body)
+        tools = body.get("tools") or []
+        own = [t for t in tools if not _is_memory_tool(t)]
+        if own:
+            out["tools"] = own
+        else:
+            out["tool_choice"] = "none"
+        return out
+
+    def continued(
+        self, body: Json, turn: Turn, outcomes: list[ToolOutcome], *, memory_tools: bool = True
+    ) -> Json:
         assistant: Json = {
             "role": "assistant",
             "content": turn.text or None,
@@ -111,7 +147,7 @@ class OpenAIChat(ApiFormat):
         ]
         out = dict(body)
         out["messages"] = [*body["messages"], assistant, *results]
-        return out
+        return out if memory_tools else self.without_memory_tools(out)
 
     # ------------------------------------------------------------------ responses
     def parse_response(self, payload: object) -> Turn:
@@ -175,12 +211,13 @@ class OpenAIChat(ApiFormat):
     def translator(self, *, client_wants_usage: bool) -> StreamTranslator:
         return _OpenAIStream(client_wants_usage)
 
+    def meter(self) -> StreamMeter:
+        return _OpenAIMeter()
+
     def ends_stream(self, event: SseEvent) -> bool:
         return event.data == "[DONE]"
 
-    def passthrough_event(
-        self, event: SseEvent, usage: Usage, *, client_wants_usage: bool
-    ) -> bytes | None:
+    def passthrough_event(self, event: SseEvent, *, client_wants_usage: bool) -> bytes | None:
         if event.data == "[DONE]":
             return encode_event("[DONE]")
         payload = event.json()
@@ -188,18 +225,22 @@ class OpenAIChat(ApiFormat):
             raise MalformedStream("an upstream chunk is not a JSON object")
         if "error" in payload:
             raise stream_failure(payload)
-        found = self.parse_usage(payload)
-        if found.input_tokens or found.output_tokens:
-            usage.input_tokens, usage.output_tokens = found.input_tokens, found.output_tokens
         if not client_wants_usage:
             if payload.get("choices") == [] and "usage" in payload:
                 return None  # the usage chunk memvault asked for, for billing
-            payload.pop("usage", None)
+            payload = {k: v for k, v in payload.items() if k != "usage"}
         return encode_event(payload)
 
     # ------------------------------------------------------------------ errors
     def error_body(self, type_: str, code: str, message: str) -> Json:
-        return {"error": {"type": type_, "code": code, "message": message, "param": None}}
+        return {
+            "error": {
+                "message": message,
+                "type": self.error_type(type_, code),
+                "param": PARAM_BY_CODE.get(code),
+                "code": code,
+            }
+        }
 
     def stream_error(self, type_: str, code: str, message: str) -> bytes:
         return encode_event(self.error_body(type_, code, message))
@@ -214,6 +255,11 @@ class OpenAIChat(ApiFormat):
         return headers
 
 
+def _is_memory_tool(tool: object) -> bool:
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return isinstance(function, dict) and function.get("name") in MEMORY_TOOL_NAMES
+
+
 def _is_memory_raw(call: object) -> bool:
     function = call.get("function") if isinstance(call, dict) else None
     return isinstance(function, dict) and function.get("name") in MEMORY_TOOL_NAMES
@@ -225,6 +271,30 @@ def _usage_json(original: object, usage: Usage) -> Json:
     out["completion_tokens"] = usage.output_tokens
     out["total_tokens"] = usage.input_tokens + usage.output_tokens
     return out
+
+
+class _OpenAIMeter(StreamMeter):
+    """Usage from the last chunk (include_usage, which memvault always asks for); the
+    output received from every delta's content, refusal, reasoning and tool calls."""
+
+    def _observe(self, payload: Json) -> None:
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            self.reported = Usage(
+                as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens"))
+            )
+            self.complete = True
+        for choice in payload.get("choices") or []:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            for key in ("content", "refusal", "reasoning_content", "reasoning"):
+                self.add_text(delta.get(key))
+            for call in delta.get("tool_calls") or []:
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict):
+                    self.add_text(function.get("name"))
+                    self.add_text(function.get("arguments"))
 
 
 class _PendingCall:
@@ -283,9 +353,6 @@ class _OpenAIStream(StreamTranslator):
             self.identity = {
                 key: payload[key] for key in ("id", "created", "model") if key in payload
             }
-        usage = self._usage(payload)
-        if usage is not None:
-            self.turn.usage = usage
         choices = payload.get("choices")
         if not isinstance(choices, list) or not choices:
             return []  # the usage chunk: summed and sent once, at the end
@@ -321,13 +388,6 @@ class _OpenAIStream(StreamTranslator):
             self.finish_chunk = payload
             self.finished = True
         return out
-
-    @staticmethod
-    def _usage(payload: Json) -> Usage | None:
-        usage = payload.get("usage")
-        if not isinstance(usage, dict):
-            return None
-        return Usage(as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens")))
 
     def _tool_fragments(self, template: Json, fragments: object) -> list[bytes]:
         if not isinstance(fragments, list):
@@ -390,8 +450,3 @@ class _OpenAIStream(StreamTranslator):
             out.append(encode_event(chunk))
         out.append(encode_event("[DONE]"))
         return out
-
-    def error(self, exc: MemvaultError) -> bytes:
-        return encode_event(
-            {"error": {"type": exc.type, "code": exc.code, "message": exc.message, "param": None}}
-        )
