@@ -712,7 +712,7 @@ def test_help_shows_flags_without_a_value(tmp_path: Path) -> None:
         for p in root.commands["keys"].commands["create"].params
         if isinstance(p, TyperOption) and p.is_flag
     ]
-    assert flags == ["--recall", "--tools", "--mcp", "--admin", "--json"]
+    assert flags == ["--recall", "--tools", "--mcp", "--admin", "--no-vault", "--json"]
     create = invoke_memvault("keys", "create", "--help", env=env, cwd=tmp_path).stdout
     for flag in flags:
         line = next(ln for ln in create.splitlines() if f" {flag} " in ln)
