@@ -95,9 +95,10 @@ class IndexPool:
 
     Every AWS-backend test gets an index of its own, as before: scores no longer depend
     on other accounts' notes (ADR 0017), but tests that sweep the whole index (retention,
-    reindex, the index's own admin) must not see each other's documents. Creating an index takes 0.2-0.3 s of cluster work and dropping one about
-    0.1 s; here both happen on a background thread while the tests run, so a test takes
-    an index that is already there and hands it back to be dropped.
+    reindex, the index's own admin) must not see each other's documents. Creating an
+    index takes 0.2-0.3 s of cluster work and dropping one about 0.1 s; here both happen
+    on a background thread while the tests run, so a test takes an index that is already
+    there and hands it back to be dropped.
     """
 
     def __init__(self, url: str, *, ahead: int = 2) -> None:
