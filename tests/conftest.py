@@ -75,3 +75,15 @@ def model() -> Caller:
 def live_server(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[LiveServer]:
     with backend_settings(tmp_path, backend) as settings:
         yield from serve(build_services(settings, clock=clock), clock)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser tests run last in every process.
+
+    Playwright's sync API keeps an asyncio event loop running on the main thread from the
+    first browser test to the end of the session, and every later test that starts a loop
+    of its own (asyncio.run: the MCP and async SDK clients) would fail. Last in the
+    collection means last on each xdist worker too: a worker is handed items in
+    collection order.
+    """
+    items.sort(key=lambda item: "tests/dashboard/" in item.nodeid.replace("\\", "/"))
