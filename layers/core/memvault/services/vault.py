@@ -34,7 +34,7 @@ from memvault.domain.models import (
     SearchQuery,
     VersionInfo,
 )
-from memvault.domain.screening import screen_text
+from memvault.domain.screening import ScreeningVerdict, screen_path, screen_text
 from memvault.errors import Conflict, InvalidInput, NotFound, TooLarge, Unprocessable
 from memvault.ports import CommitResult, Page, SearchIndex, VaultStorage
 from memvault.services.budgets import BudgetGuard
@@ -54,6 +54,9 @@ MAX_TAG_CHARS = 256  # a tag filter; tags people write are far shorter
 MAX_CURSOR_CHARS = 2048  # a cursor this server issues: a path key in base64
 # An unpinned append re-reads and retries this often when another writer got in first.
 APPEND_ATTEMPTS = 20
+# A model's append is screened where it joins the note too (this much on each side), so
+# an injection cannot be split across two appends; longer than any screening match.
+SCREEN_JUNCTION_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,26 @@ def build_put(path: str, markdown: str, expected_version: int | None = None) -> 
         sha256=sha256_text(markdown),
         expected_version=expected_version,
     )
+
+
+def _refuse_if_screened(verdict: ScreeningVerdict, field: str) -> None:
+    if not verdict.allowed:
+        raise Unprocessable(
+            verdict.reason or "the text was refused by write screening",
+            code="write_screened",
+            rule=verdict.rule,
+            field=field,
+        )
+
+
+def _check_junction(base: str, text: str) -> None:
+    """Screen where a model's append meets the note (an injection split over two
+    appends), unless the note's own end is what the screen refuses: that is the text of
+    whoever wrote it, screened (or not) when it was written."""
+    tail = base[-SCREEN_JUNCTION_CHARS:]
+    joined = screen_text(tail + text[:SCREEN_JUNCTION_CHARS])
+    if not joined.allowed and screen_text(tail).allowed:
+        _refuse_if_screened(joined, "text")
 
 
 class VaultService:
@@ -237,6 +260,7 @@ class VaultService:
         self, caller: Caller, path: str, markdown: str, *, expected_version: int | None = None
     ) -> WriteOutcome:
         norm = paths.normalize_path(path)
+        self._check_path(caller, norm)
         self._check_content(caller, norm, markdown)
         self.budgets.charge(caller.account_id, Bucket.WRITES)
         return self._put(caller, build_put(norm, markdown, expected_version))
@@ -248,6 +272,7 @@ class VaultService:
         norm = paths.normalize_path(path)
         if not text:
             raise InvalidInput("there is nothing to append", code="empty_append")
+        self._check_path(caller, norm)
         self._check_content(caller, norm, text)
         self.budgets.charge(caller.account_id, Bucket.WRITES)
         # Each attempt is pinned to the version it read, so a concurrent writer can never
@@ -262,6 +287,8 @@ class VaultService:
                 base += "\n"
             markdown = base + text
             check_note_size(target, markdown)
+            if caller.is_model and base:
+                _check_junction(base, text)
             pinned = expected_version
             if pinned is None:
                 pinned = current.version if current else 0
@@ -330,6 +357,7 @@ class VaultService:
         """Move a note and rewrite every link that pointed at it, in one atomic commit."""
         old = paths.lookup_path(path)
         new = paths.normalize_path(new_path)
+        self._check_path(caller, new)
         self.budgets.charge(caller.account_id, Bucket.WRITES)
         account = caller.account_id
         note = self.store.get_note(account, old)
@@ -388,13 +416,12 @@ class VaultService:
         check_unicode(markdown)
         check_note_size(path, markdown)
         if caller.is_model:
-            verdict = screen_text(markdown)
-            if not verdict.allowed:
-                raise Unprocessable(
-                    verdict.reason or "the text was refused by write screening",
-                    code="write_screened",
-                    rule=verdict.rule,
-                )
+            _refuse_if_screened(screen_text(markdown), "text")
+
+    def _check_path(self, caller: Caller, path: str) -> None:
+        """A model's note path comes back in recall (``<note path="...">``): screened too."""
+        if caller.is_model:
+            _refuse_if_screened(screen_path(path), "path")
 
     def reindex(self, account_id: str) -> int:
         """Rebuild the account's search index from storage. Returns notes indexed."""
