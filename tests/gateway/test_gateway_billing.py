@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import anthropic
 import httpx
 import openai
@@ -253,6 +255,9 @@ def test_a_dropped_stream_counts_the_memory_calls_the_client_never_saw(
             if line.startswith("data: "):
                 break  # the first chunk (the role): then the client hangs up
         upstream.wait_for_pause()  # once the fragments before the pause are sent
+        # ...and memvault has had the time to read them off its socket (on a loaded machine
+        # the hang-up could otherwise reach it first, before it read a single fragment).
+        time.sleep(0.5)
     [record] = wait_for_usage(gateway, 1)
     assert record.outcome == "client_disconnected" and record.estimated
     # The client saw nothing but the role. Up to 38 fragments of the call's arguments were
