@@ -128,6 +128,9 @@ def test_wikilinks_complete_from_note_names(tab: Page) -> None:
     option = page.locator(".cm-tooltip-autocomplete li", has_text="Checklist of things")
     option.wait_for()
     tab.screenshot("wikilink-completion")
+    # CodeMirror ignores Enter on a completion list younger than its interaction delay
+    # (75 ms), and inserts a newline instead: a loaded machine can press it sooner.
+    page.wait_for_timeout(250)
     page.keyboard.press("Enter")
     assert tab.editor_text().endswith("See [[Checklist of things]]")
     page.locator(".markdown-body a.wikilink", has_text="Checklist of things").wait_for()
