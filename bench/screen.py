@@ -147,14 +147,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         else:
             attack_sets["injections-dev (tuned)"] = corpora.injections_dev()
             benign_sets["locomo (tuned)"] = corpora.locomo_notes()
-        attack_sets["dev attacks (tuned)"] = corpora.load("dev_attacks")
         attack_sets["generated (tuned)"] = corpora.generated_overrides()
         benign_sets["dev benign (tuned)"] = corpora.load("dev_benign")
         benign_sets["project docs"] = corpora.project_docs()
     if args.sets in ("all", "heldout"):
         attack_sets["held-out attacks"] = corpora.load("heldout_attacks")
-        attack_sets["held-out 2 attacks"] = corpora.load("heldout2_attacks")
-        attack_sets["held-out 3 attacks"] = corpora.load("heldout3_attacks")
         benign_sets["held-out benign"] = corpora.load("heldout_benign")
         benign_sets["held-out 2 benign"] = corpora.load("heldout2_benign")
         benign_sets["held-out 3 benign"] = corpora.load("heldout3_benign")

@@ -41,8 +41,8 @@ def _jsonl(path: Path) -> list[dict[str, str]]:
 
 
 def load(name: str) -> list[Sample]:
-    """``dev_attacks``, ``dev_benign``, ``heldout_attacks``, ``heldout_benign``,
-    ``heldout2_attacks`` or ``heldout2_benign``."""
+    """``dev_benign``, ``heldout_attacks``, ``heldout_benign``, ``heldout2_benign`` or
+    ``heldout3_benign``."""
     return [
         Sample(
             id=row["id"],
