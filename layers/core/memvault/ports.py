@@ -415,6 +415,86 @@ class SearchIndex(Protocol):
     def clear(self, account_id: str) -> None: ...
 
 
+# ---------------------------------------------------------------------- embeddings and vectors
+@dataclass(frozen=True, slots=True)
+class Embeddings:
+    """One embedder call's answer: a unit-length vector per input text, in input order."""
+
+    model: str  # stored with every vector: vectors of two models are never compared
+    dimension: int
+    vectors: list[list[float]]
+    input_tokens: int  # what the provider bills (the local model reports its own count)
+    cost_micros: int = 0  # priced by the adapter from the price table (0 for the local model)
+
+
+class Embedder(Protocol):
+    """Turns text into vectors (adapters.embeddings: local static model, OpenAI-compatible
+    upstream, Amazon Bedrock). Raises ``ServiceUnavailable`` when the model cannot answer;
+    callers treat vectors as derived data and never refuse a write because of it."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def dimension(self) -> int: ...
+    def embed(self, texts: Sequence[str]) -> Embeddings: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkVector:
+    """One embedded chunk of a live note, as the vector index stores it."""
+
+    note_id: str
+    path: str
+    chunk_index: int
+    heading: str  # the nearest heading above the chunk ("" before the first heading)
+    offset: int  # character offset of the chunk in the note body
+    length: int
+    text: str  # the chunk text (what a passage-level recall injects)
+    tags: tuple[str, ...]  # the note's tags, so a tag filter runs inside the k-NN query
+    vector: list[float]
+    model: str
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    note_id: str
+    path: str
+    chunk_index: int
+    heading: str
+    offset: int
+    length: int
+    text: str
+    similarity: float  # cosine similarity, -1..1
+    updated_at: float
+
+
+class VectorIndex(Protocol):
+    """Chunk vectors per account (SQLite store on the embedded backend, OpenSearch k-NN on
+    AWS). The account filter and the model filter are inside every query."""
+
+    def upsert_chunks(self, account_id: str, path: str, chunks: Sequence[ChunkVector]) -> None:
+        """Replace every chunk stored for ``path`` by ``chunks`` (empty: remove the note)."""
+        ...
+
+    def delete_notes(self, account_id: str, paths: Collection[str]) -> None: ...
+    def nearest(
+        self,
+        account_id: str,
+        vector: Sequence[float],
+        *,
+        model: str,
+        limit: int,
+        folder: str = "",
+        tag: str | None = None,
+    ) -> list[VectorHit]: ...
+    def indexed_models(self, account_id: str) -> dict[str, int]:
+        """Chunk count per model name stored for the account (to spot a model change)."""
+        ...
+
+    def clear(self, account_id: str) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BudgetDecision:
     allowed: bool
