@@ -67,6 +67,17 @@ class Settings(BaseSettings):
     # A hold whose request never settled (it crashed) is settled by the sweep after this.
     reservation_ttl_seconds: float = Field(default=900.0, gt=0)
 
+    # --- Embeddings (vector search, passages in recall): "local" is a static model that
+    # ships in a package (wordllama, no download; ADR 0024), "openai" calls /embeddings on
+    # an OpenAI-compatible upstream (the gateway's base URL and key unless the two below
+    # are set), "bedrock" Titan Text Embeddings V2, "off" keyword search only.
+    embeddings: Literal["local", "openai", "bedrock", "off"] = "local"
+    embeddings_model: str | None = None  # openai: text-embedding-3-small; bedrock: Titan V2
+    embeddings_dimension: int | None = Field(default=None, ge=1, le=8192)
+    embeddings_base_url: str | None = None
+    embeddings_api_key: SecretStr | None = None
+    embeddings_batch_size: int = Field(default=128, ge=1, le=2048)
+
     # --- Gateway upstreams: where /v1/chat/completions and /v1/messages go, and the
     # provider credentials memvault holds (clients send their memvault key instead).
     openai_base_url: str = "https://api.openai.com/v1"

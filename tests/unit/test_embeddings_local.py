@@ -1,0 +1,68 @@
+"""The local embedder: unit vectors, stable, and closer for texts that mean the same."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from memvault.adapters.embeddings import build_embedder
+from memvault.adapters.embeddings.local import DIMENSION, MODEL, StaticEmbedder
+from memvault.errors import ServiceUnavailable
+from memvault.settings import Settings
+
+
+def cos(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+@pytest.fixture(scope="module")
+def local() -> StaticEmbedder:
+    embedder = build_embedder(Settings(embeddings="local"))
+    assert isinstance(embedder, StaticEmbedder)
+    return embedder
+
+
+def test_vectors_are_unit_length_in_input_order(local: StaticEmbedder) -> None:
+    texts = ["we picked Postgres", "the cat sat on the mat", "Ünïcödé ｆｕｌｌｗｉｄｔｈ"]
+    out = local.embed(texts)
+    assert out.model == MODEL and out.dimension == DIMENSION == local.dimension
+    assert len(out.vectors) == 3
+    for vector in out.vectors:
+        assert len(vector) == DIMENSION
+        assert math.isclose(math.sqrt(sum(v * v for v in vector)), 1.0, rel_tol=1e-5)
+    # Each text alone gets the vector it got in the batch.
+    for text, vector in zip(texts, out.vectors, strict=True):
+        alone = local.embed([text]).vectors[0]
+        assert cos(alone, vector) == pytest.approx(1.0, abs=1e-6)
+    assert out.input_tokens > 0 and out.cost_micros == 0
+
+
+def test_a_paraphrase_is_nearer_than_an_unrelated_text(local: StaticEmbedder) -> None:
+    query, same, other = local.embed(
+        [
+            "which database did we choose",
+            "we picked Postgres as our database",
+            "my grandmother grows tomatoes in her garden",
+        ]
+    ).vectors
+    assert cos(query, same) > cos(query, other) + 0.1
+
+
+def test_empty_input_and_empty_text(local: StaticEmbedder) -> None:
+    assert local.embed([]).vectors == []
+    (vector,) = local.embed([""]).vectors
+    assert vector == [0.0] * DIMENSION
+
+
+def test_the_model_is_loaded_once_per_process() -> None:
+    assert build_embedder(Settings(embeddings="local")) is build_embedder(
+        Settings(embeddings="local")
+    )
+    assert build_embedder(Settings(embeddings="off")) is None
+
+
+def test_missing_model_files_are_unavailable_not_a_crash(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ServiceUnavailable) as info:
+        StaticEmbedder.load(tmp_path)
+    assert info.value.code == "embeddings_unavailable"
