@@ -232,6 +232,16 @@ class SearchQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class MatchedChunk:
+    """A passage of a note that a semantic or hybrid search matched (ports.VectorHit)."""
+
+    heading: str  # the nearest heading above it ("" before the first heading)
+    offset: int  # character offset in the note body: read around it from here
+    length: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     note_id: str
     path: str
@@ -240,6 +250,8 @@ class SearchHit:
     score: float
     snippet: str
     updated_at: float
+    # Semantic and hybrid searches: the note's matched chunks, best first (services.hybrid).
+    chunks: tuple[MatchedChunk, ...] = ()
 
 
 # --- Money and usage (the gateway's ledger). Money is integer micro-USD ("micros").

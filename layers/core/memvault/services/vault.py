@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from memvault.domain import markdown as md
 from memvault.domain import paths
 from memvault.domain.budgets import Bucket
+from memvault.domain.fusion import SearchMode
 from memvault.domain.models import (
     MAX_NOTE_BYTES,
     DeleteNote,
@@ -39,6 +40,7 @@ from memvault.errors import Conflict, InvalidInput, NotFound, TooLarge, Unproces
 from memvault.ports import CommitResult, Page, SearchIndex, VaultStorage
 from memvault.services.budgets import BudgetGuard
 from memvault.services.context import Caller
+from memvault.services.hybrid import HybridSearch, SearchOutcome, SemanticSearch
 from memvault.services.indexing import IndexSync
 from memvault.services.links import LinkGraph
 
@@ -64,6 +66,17 @@ class WriteOutcome:
     note: Note
     changed: bool  # False when the markdown was identical and no version was made
     created: bool  # True when no live note was there before (new, or a deleted one revived)
+
+
+def parse_mode(mode: str) -> SearchMode:
+    """A search mode by name; InvalidInput (field ``mode``) for any other."""
+    try:
+        return SearchMode(mode)
+    except ValueError:
+        names = ", ".join(m.value for m in SearchMode)
+        raise InvalidInput(
+            f"mode must be one of {names}, not {mode[:40]!r}", code="invalid_input", field="mode"
+        ) from None
 
 
 def sha256_text(text: str) -> str:
@@ -146,11 +159,13 @@ class VaultService:
         index: SearchIndex,
         budgets: BudgetGuard,
         clock: Callable[[], float],
+        semantic: SemanticSearch | None = None,
     ) -> None:
         self.store = store
         self.index = index
         self.budgets = budgets
         self.clock = clock
+        self.hybrid = HybridSearch(store, index, semantic, clock)
         self.links = LinkGraph(store)
         self.indexing = IndexSync(store, index, self.links)
 
@@ -212,7 +227,51 @@ class VaultService:
         charge: bool = True,
         snippets: bool = True,
         skip_common_terms: bool = False,
+        mode: str | None = None,
+        min_score: float | None = None,
     ) -> list[SearchHit]:
+        """The hits of ``search_outcome``, without saying which mode ran."""
+        return self.search_outcome(
+            caller,
+            text,
+            folder=folder,
+            tag=tag,
+            limit=limit,
+            charge=charge,
+            snippets=snippets,
+            skip_common_terms=skip_common_terms,
+            mode=mode,
+            min_score=min_score,
+        ).hits
+
+    def default_mode(self) -> SearchMode:
+        """The mode a search runs in when none is asked: hybrid when vectors are on."""
+        return SearchMode.HYBRID if self.hybrid.vectors_on else SearchMode.KEYWORD
+
+    def search_outcome(
+        self,
+        caller: Caller,
+        text: str,
+        *,
+        folder: str = "",
+        tag: str | None = None,
+        limit: int = 10,
+        charge: bool = True,
+        snippets: bool = True,
+        skip_common_terms: bool = False,
+        mode: str | None = None,
+        min_score: float | None = None,
+    ) -> SearchOutcome:
+        """Ranked search in ``mode`` (keyword, semantic or hybrid; None: the default),
+        hits under ``min_score`` dropped (semantic and hybrid: DEFAULT_MIN_SCORE when
+        None; keyword: none unless given), with the mode that ran (services.hybrid)."""
+        asked = parse_mode(mode) if mode is not None else self.default_mode()
+        if min_score is not None and not 0.0 <= min_score <= 1.0:
+            raise InvalidInput(
+                f"min_score must be between 0 and 1, not {min_score}",
+                code="invalid_input",
+                field="min_score",
+            )
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise InvalidInput(
                 f"limit must be between 1 and {MAX_SEARCH_LIMIT}", code="invalid_limit"
@@ -231,7 +290,7 @@ class VaultService:
         )
         if charge:
             self.budgets.charge(caller.account_id, Bucket.SEARCHES)
-        return self.index.search(caller.account_id, query, now=self.clock())
+        return self.hybrid.run(caller.account_id, query, mode=asked, min_score=min_score)
 
     def backlinks(self, caller: Caller, path: str) -> list[NoteSummary]:
         target = self.read(caller, path)

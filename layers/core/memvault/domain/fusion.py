@@ -1,0 +1,170 @@
+"""Hybrid search: keyword hits and nearest chunks fused into one 0-1 score. Pure: no I/O.
+
+Every backend answers the two halves the same way (``SearchIndex.search`` scores notes by
+domain.ranking, ``VectorIndex.nearest`` gives chunks with their cosine similarity), and
+the fusion, the recency boost of the semantic half and the ``min_score`` cut-off happen
+here, once, in the service, so the two backends rank and cut alike (ADR 0027).
+
+The two halves, each on a 0-1 scale that means the same for every query and vault:
+
+- **keyword** ``k = score / SCORE_MAX``: the keyword score (domain.ranking, recency and
+  links already in it) stretched to 0-1 (0.65 for a note holding every query term once
+  at average length).
+- **semantic** ``s = clamp((cos - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)) × boost`` for the
+  note's best chunk (plus SECOND_CHUNK_WEIGHT of its second best: a note that says it
+  twice holds it more): cosine SIM_FLOOR is what unrelated text of the local model scores
+  (0), SIM_FULL a near restatement (1). ``boost = multiplier(updated, 0, now) / (1 +
+  RECENCY_WEIGHT)``: domain.ranking's recency, from 0.8 for an old note to 1 for one
+  edited now, as the keyword half has it (links are the keyword half's alone: chunks do
+  not carry them).
+
+Two fusions, measured against each other by bench/retrieval.py on LoCoMo:
+
+- **blend** (the default): ``score = KEYWORD_WEIGHT × k + (1 - KEYWORD_WEIGHT) × s``, each
+  half 0 for a note it did not find. A fixed ``min_score`` keeps the same meaning for
+  every query because both halves are absolute.
+- **rrf** (reciprocal rank fusion): ``Σ 1 / (RRF_K + rank)`` over the halves, divided by
+  its most (first in both) so it is 0-1. Ranks only: a cut-off on it says where a note
+  came, not how well it matched.
+
+Semantic search alone is the semantic half (``k`` weighted 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from memvault.domain.ranking import RECENCY_WEIGHT, SCORE_MAX, multiplier
+
+
+class SearchMode(StrEnum):
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+class Fusion(StrEnum):
+    BLEND = "blend"
+    RRF = "rrf"
+
+
+# The local model's cosine for text about other things, and for a near restatement
+# (LoCoMo sessions: unrelated chunks 0.20-0.47, 10th-90th percentile; answering ones
+# 0.31-0.60).
+SIM_FLOOR = 0.2
+SIM_FULL = 0.7
+SECOND_CHUNK_WEIGHT = 0.3
+KEYWORD_WEIGHT = 0.3
+RRF_K = 60
+# The relevance cut-off when a caller gives none (agent-memory-backends: qmd_min_score).
+DEFAULT_MIN_SCORE = 0.4
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    """One note the keyword half found: its domain.ranking score (0 to SCORE_MAX)."""
+
+    path: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkMatch:
+    """One chunk the semantic half found."""
+
+    path: str
+    chunk_index: int
+    similarity: float  # cosine, -1..1
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    path: str
+    score: float  # 0-1
+    keyword: float  # the keyword half, 0-1 (0 when it did not find the note)
+    semantic: float  # the semantic half, 0-1
+    chunks: tuple[int, ...]  # the note's matched chunk indexes, best first (may be empty)
+
+
+def keyword_part(score: float) -> float:
+    return min(1.0, max(0.0, score / SCORE_MAX))
+
+
+def similarity_part(similarity: float) -> float:
+    return min(1.0, max(0.0, (similarity - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)))
+
+
+def recency_boost(updated_at: float, now: float) -> float:
+    """domain.ranking's recency factor on its own, as a share of its most (0.8-1)."""
+    return multiplier(updated_at, 0, now) / (1.0 + RECENCY_WEIGHT)
+
+
+def fuse(
+    keyword: Sequence[KeywordHit],
+    chunks: Sequence[ChunkMatch],
+    *,
+    mode: SearchMode,
+    now: float,
+    fusion: Fusion = Fusion.BLEND,
+    keyword_weight: float = KEYWORD_WEIGHT,
+) -> list[Fused]:
+    """The notes either half found, best first (ties by path), each scored 0-1.
+
+    ``keyword`` is in the keyword half's rank order; ``chunks`` in any order. In
+    SEMANTIC mode the keyword hits are ignored; in KEYWORD mode the chunks are.
+    """
+    if mode is SearchMode.SEMANTIC:
+        keyword = ()
+    elif mode is SearchMode.KEYWORD:
+        chunks = ()
+    by_note: dict[str, list[ChunkMatch]] = {}
+    for chunk in sorted(chunks, key=lambda c: (-c.similarity, c.path, c.chunk_index)):
+        by_note.setdefault(chunk.path, []).append(chunk)
+    semantic: dict[str, float] = {}
+    for path, found in by_note.items():
+        best = similarity_part(found[0].similarity)
+        second = similarity_part(found[1].similarity) if len(found) > 1 else 0.0
+        value = min(1.0, best + SECOND_CHUNK_WEIGHT * second * (1.0 - best))
+        semantic[path] = value * recency_boost(found[0].updated_at, now)
+    keyword_scores = {hit.path: keyword_part(hit.score) for hit in keyword}
+    paths = list(dict.fromkeys([*keyword_scores, *semantic]))
+    if fusion is Fusion.RRF:
+        scores = _rrf(list(keyword_scores), semantic, both=bool(keyword) and bool(chunks))
+    else:
+        weight = keyword_weight if mode is SearchMode.HYBRID else 1.0
+        if mode is SearchMode.SEMANTIC:
+            weight = 0.0
+        scores = {
+            path: weight * keyword_scores.get(path, 0.0) + (1.0 - weight) * semantic.get(path, 0.0)
+            for path in paths
+        }
+    fused = [
+        Fused(
+            path=path,
+            score=min(1.0, max(0.0, scores[path])),
+            keyword=keyword_scores.get(path, 0.0),
+            semantic=semantic.get(path, 0.0),
+            chunks=tuple(c.chunk_index for c in by_note.get(path, ())),
+        )
+        for path in paths
+    ]
+    fused.sort(key=lambda f: (-f.score, f.path))
+    return fused
+
+
+def _rrf(keyword_order: list[str], semantic: dict[str, float], *, both: bool) -> dict[str, float]:
+    semantic_order = sorted(semantic, key=lambda p: (-semantic[p], p))
+    raw: dict[str, float] = {}
+    for order in (keyword_order, semantic_order):
+        for rank, path in enumerate(order, start=1):
+            raw[path] = raw.get(path, 0.0) + 1.0 / (RRF_K + rank)
+    top = (2.0 if both else 1.0) / (RRF_K + 1)
+    return {path: value / top for path, value in raw.items()}
+
+
+def cut(fused: Sequence[Fused], min_score: float, limit: int) -> list[Fused]:
+    """The hits at or above ``min_score``, at most ``limit``."""
+    return [f for f in fused if f.score >= min_score][:limit]

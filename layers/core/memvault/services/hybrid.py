@@ -1,0 +1,225 @@
+"""Search modes: keyword, semantic and hybrid, the same on every backend (ADR 0027).
+
+``VaultService.search_outcome`` checks the request and charges the budget, then hands it
+here. Keyword search is the ``SearchIndex`` alone, as before. Semantic and hybrid search
+embed the query (the configured ``Embedder``), ask the ``VectorIndex`` for the nearest
+chunks (the account filter and the model filter inside its query) and, for hybrid, the
+``SearchIndex`` for the keyword hits; domain.fusion fuses them into one 0-1 score, with
+recency applied once, here, and drops hits under ``min_score``.
+
+A search asked for semantic or hybrid runs as keyword when vectors cannot answer, and
+says why (``SearchOutcome.fallback``): embeddings are off, the account has no vectors of
+the current model yet (never indexed, or being re-embedded after a model change), or the
+embedding model failed just now.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from memvault.domain.fusion import (
+    DEFAULT_MIN_SCORE,
+    ChunkMatch,
+    Fused,
+    Fusion,
+    KeywordHit,
+    SearchMode,
+    cut,
+    fuse,
+)
+from memvault.domain.memo import Memo
+from memvault.domain.models import MatchedChunk, NoteSummary, SearchHit, SearchQuery
+from memvault.errors import ServiceUnavailable
+from memvault.ports import Embedder, NoteStore, SearchIndex, VectorHit, VectorIndex
+
+log = logging.getLogger("memvault.search")
+
+# The halves are asked for more than the page: a note ranked 20th by one half can come
+# first once fused.
+KEYWORD_POOL = 30
+CHUNK_POOL = 60
+MAX_POOL = 100
+# A snippet cut from the matched chunk (semantic hits have no highlighted one).
+SNIPPET_CHARS = 240
+# "The account has vectors of this model" is remembered this long (it stays true until
+# a model change, which a new model name separates); "none yet" is asked every time.
+INDEXED_MEMO_SECONDS = 60.0
+
+FALLBACK_OFF = "vectors are off (MEMVAULT_EMBEDDINGS=off): keyword search ran"
+FALLBACK_NOT_INDEXED = (
+    "the vault has no vectors for the embedding model {model} yet (being indexed, or"
+    " re-embedding after a model change: memvault reindex --vectors): keyword search ran"
+)
+FALLBACK_FAILED = "the embedding model could not answer just now: keyword search ran"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    hits: list[SearchHit]
+    mode: SearchMode  # the mode that ran
+    fallback: str | None = None  # why it is not the mode asked for
+
+
+# Embeds a query for an account (billing, where the model bills, is the hook's business).
+QueryEmbedder = Callable[[str, str], list[float]]
+
+
+class SemanticSearch:
+    """The vector side: the embedder, the vector index, and whether an account has vectors."""
+
+    def __init__(
+        self,
+        vectors: VectorIndex,
+        embedder: Embedder,
+        embed_query: QueryEmbedder | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.vectors = vectors
+        self.embedder = embedder
+        self.embed_query = embed_query or self._embed
+        self._indexed: Memo[tuple[str, str], bool] = Memo(
+            4096, max_age=INDEXED_MEMO_SECONDS, clock=clock
+        )
+
+    @property
+    def model(self) -> str:
+        return self.embedder.model
+
+    def _embed(self, account_id: str, text: str) -> list[float]:
+        return self.embedder.embed([text]).vectors[0]
+
+    def unavailable(self, account_id: str) -> str | None:
+        """Why vector search cannot answer for the account now, or None when it can."""
+        key = (account_id, self.model)
+        found, _ = self._indexed.lookup(key)
+        if found:
+            return None
+        if self.vectors.indexed_models(account_id).get(self.model, 0) > 0:
+            self._indexed.put(key, True)
+            return None
+        return FALLBACK_NOT_INDEXED.format(model=self.model)
+
+    def nearest(self, account_id: str, query: SearchQuery, limit: int) -> list[VectorHit]:
+        vector = self.embed_query(account_id, query.text)
+        return self.vectors.nearest(
+            account_id,
+            vector,
+            model=self.model,
+            limit=limit,
+            folder=query.folder,
+            tag=query.tag,
+        )
+
+
+class HybridSearch:
+    """Runs a checked search in the mode asked, or in keyword mode with the reason."""
+
+    def __init__(
+        self,
+        store: NoteStore,
+        index: SearchIndex,
+        semantic: SemanticSearch | None,
+        clock: Callable[[], float],
+        fusion: Fusion = Fusion.BLEND,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.semantic = semantic
+        self.clock = clock
+        self.fusion = fusion
+
+    @property
+    def vectors_on(self) -> bool:
+        return self.semantic is not None
+
+    def run(
+        self, account_id: str, query: SearchQuery, *, mode: SearchMode, min_score: float | None
+    ) -> SearchOutcome:
+        fallback: str | None = None
+        if mode is not SearchMode.KEYWORD:
+            fallback = (
+                FALLBACK_OFF if self.semantic is None else self.semantic.unavailable(account_id)
+            )
+        if mode is SearchMode.KEYWORD or fallback is not None or self.semantic is None:
+            hits = self.index.search(account_id, query, now=self.clock())
+            if min_score is not None:
+                hits = [hit for hit in hits if hit.score >= min_score]
+            return SearchOutcome(hits, SearchMode.KEYWORD, fallback)
+        try:
+            chunks = self.semantic.nearest(
+                account_id, query, min(MAX_POOL, max(CHUNK_POOL, 3 * query.limit))
+            )
+        except ServiceUnavailable:
+            log.warning("query embedding failed; keyword search ran", extra={"account": account_id})
+            hits = self.index.search(account_id, query, now=self.clock())
+            if min_score is not None:
+                hits = [hit for hit in hits if hit.score >= min_score]
+            return SearchOutcome(hits, SearchMode.KEYWORD, FALLBACK_FAILED)
+        keyword: list[SearchHit] = []
+        if mode is SearchMode.HYBRID:
+            pool = replace(query, limit=min(MAX_POOL, max(KEYWORD_POOL, 3 * query.limit)))
+            keyword = self.index.search(account_id, pool, now=self.clock())
+        fused = fuse(
+            [KeywordHit(hit.path, hit.score) for hit in keyword],
+            [ChunkMatch(c.path, c.chunk_index, c.similarity, c.updated_at) for c in chunks],
+            mode=mode,
+            now=self.clock(),
+            fusion=self.fusion,
+        )
+        kept = cut(fused, DEFAULT_MIN_SCORE if min_score is None else min_score, query.limit)
+        return SearchOutcome(self._hits(account_id, kept, keyword, chunks), mode)
+
+    def _hits(
+        self,
+        account_id: str,
+        kept: Sequence[Fused],
+        keyword: Sequence[SearchHit],
+        chunks: Sequence[VectorHit],
+    ) -> list[SearchHit]:
+        by_path = {hit.path: hit for hit in keyword}
+        chunk_of = {(c.path, c.chunk_index): c for c in chunks}
+        # Notes only the vectors found: their title and tags from storage, in one read.
+        missing = [f.path for f in kept if f.path not in by_path]
+        summaries: dict[str, NoteSummary] = {}
+        if missing:
+            summaries = {s.path: s for s in self.store.get_summaries(account_id, missing)}
+        hits: list[SearchHit] = []
+        for fused in kept:
+            matched = tuple(_matched(chunk_of[(fused.path, i)]) for i in fused.chunks)
+            found = by_path.get(fused.path)
+            if found is not None:
+                snippet = found.snippet or (_snippet(matched[0].text) if matched else "")
+                hits.append(replace(found, score=fused.score, snippet=snippet, chunks=matched))
+                continue
+            summary = summaries.get(fused.path)
+            if summary is None:
+                continue  # deleted or moved since its vectors were read
+            hits.append(
+                SearchHit(
+                    note_id=summary.id,
+                    path=summary.path,
+                    title=summary.title,
+                    tags=summary.tags,
+                    score=fused.score,
+                    snippet=_snippet(matched[0].text) if matched else "",
+                    updated_at=summary.updated_at,
+                    chunks=matched,
+                )
+            )
+        return hits
+
+
+def _matched(hit: VectorHit) -> MatchedChunk:
+    return MatchedChunk(heading=hit.heading, offset=hit.offset, length=hit.length, text=hit.text)
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= SNIPPET_CHARS:
+        return flat
+    head = flat[:SNIPPET_CHARS]
+    space = head.rfind(" ")
+    return (head[:space] if space > SNIPPET_CHARS // 2 else head) + "…"
