@@ -1,0 +1,212 @@
+"""Heading-aware chunks of a note, for embedding (pure: no I/O).
+
+A note's body is cut at its headings into sections, and a section longer than
+``max_tokens`` into chunks at line, then sentence, then word boundaries; consecutive chunks
+of one section share about ``overlap`` tokens. Every chunk records the nearest heading
+above it, its character offset and length in the note's markdown (``markdown[offset:
+offset + length] == text``), and the text that is embedded: the note's title, path and
+heading as a context prefix, then the chunk. Chunks cover every non-blank character of the
+body (the markdown after its frontmatter); an empty body still gets one chunk (offset at
+the body, length 0), so a note with only a title is findable by meaning too.
+
+Tokens are counted as words and punctuation marks (``\\w+|[^\\w\\s]``): a model's tokenizer
+gives a few more, which the default bounds leave room for.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from memvault.domain.markdown import split_frontmatter
+
+DEFAULT_MAX_TOKENS = 200
+DEFAULT_OVERLAP = 40
+
+_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+_HEADING_RE = re.compile(r"[ ]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE_RE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+# A sentence ends at . ! or ? followed by a space; the space stays with the sentence.
+_SENTENCE_END_RE = re.compile(r"[.!?]+\s+")
+_WORD_RE = re.compile(r"\S+\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    index: int
+    heading: str  # the nearest heading above the chunk ("" before the first one)
+    offset: int  # in the note's markdown
+    length: int
+    text: str  # markdown[offset:offset + length]
+    embed_text: str  # title, path and heading as context, then the text
+    tokens: int
+
+
+def count_tokens(text: str) -> int:
+    return len(_TOKEN_RE.findall(text))
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    start: int  # in the body
+    end: int
+    tokens: int
+
+
+def _sections(body: str) -> list[tuple[str, int, int]]:
+    """(heading, start, end) per section; a heading line starts its section. Lines inside a
+    fenced code block are never headings."""
+    sections: list[tuple[str, int, int]] = []
+    heading, start = "", 0
+    fence: str | None = None
+    pos = 0
+    for line in body.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        fence_match = _FENCE_RE.match(bare)
+        if fence is not None:
+            closes = (
+                fence_match is not None
+                and fence_match.group(1)[0] == fence[0]
+                and len(fence_match.group(1)) >= len(fence)
+                and not bare.strip().strip(fence[0])
+            )
+            if closes:
+                fence = None
+        elif fence_match:
+            fence = fence_match.group(1)
+        else:
+            match = _HEADING_RE.match(bare)
+            if match:
+                if pos > start:
+                    sections.append((heading, start, pos))
+                heading, start = match.group(2).strip(), pos
+        pos += len(line)
+    if pos > start or not sections:
+        sections.append((heading, start, pos))
+    return sections
+
+
+def _split_long(body: str, start: int, end: int, max_tokens: int) -> list[_Unit]:
+    """A line too long for one chunk, cut into sentences, and sentences into words."""
+    units: list[_Unit] = []
+    cuts = [m.end() for m in _SENTENCE_END_RE.finditer(body, start, end)]
+    bounds = [start, *(cut for cut in cuts if start < cut < end), end]
+    for s_start, s_end in itertools.pairwise(bounds):
+        tokens = count_tokens(body[s_start:s_end])
+        if tokens <= max_tokens:
+            units.append(_Unit(s_start, s_end, tokens))
+            continue
+        for word in _WORD_RE.finditer(body, s_start, s_end):
+            # A "word" past the bound (a long run of punctuation) is cut by characters.
+            w_start, w_end = word.start(), word.end()
+            while w_start < w_end:
+                piece_end = w_end
+                while count_tokens(body[w_start:piece_end]) > max_tokens:
+                    piece_end = w_start + max(1, (piece_end - w_start) // 2)
+                units.append(_Unit(w_start, piece_end, count_tokens(body[w_start:piece_end])))
+                w_start = piece_end
+    return units
+
+
+def _units(body: str, start: int, end: int, max_tokens: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    pos = start
+    for line in body[start:end].splitlines(keepends=True):
+        line_end = pos + len(line)
+        tokens = count_tokens(line)
+        if tokens <= max_tokens:
+            units.append(_Unit(pos, line_end, tokens))
+        else:
+            units.extend(_split_long(body, pos, line_end, max_tokens))
+        pos = line_end
+    return units
+
+
+def _pack(units: list[_Unit], max_tokens: int, overlap: int) -> list[tuple[int, int]]:
+    """(first unit, last unit + 1) per chunk: greedy up to ``max_tokens``; the next chunk
+    starts far enough back to repeat at most ``overlap`` tokens, and always moves on."""
+    spans: list[tuple[int, int]] = []
+    first = 0
+    while first < len(units):
+        total, last = 0, first
+        while last < len(units) and total + units[last].tokens <= max_tokens:
+            total += units[last].tokens
+            last += 1
+        last = max(last, first + 1)
+        spans.append((first, last))
+        if last >= len(units):
+            break
+        back, shared = last, 0
+        while back - 1 > first and shared + units[back - 1].tokens <= overlap:
+            back -= 1
+            shared += units[back].tokens
+        first = back
+    return spans
+
+
+def chunk_body(
+    body: str,
+    *,
+    title: str,
+    path: str,
+    base: int = 0,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    overlap: int = DEFAULT_OVERLAP,
+) -> list[Chunk]:
+    """The chunks of ``body``; offsets are ``base`` plus the offset in ``body``."""
+    if max_tokens < 1 or not 0 <= overlap < max_tokens:
+        raise ValueError("need max_tokens >= 1 and 0 <= overlap < max_tokens")
+    chunks: list[Chunk] = []
+
+    def add(heading: str, start: int, end: int) -> None:
+        # Blank edges are left out: the chunk starts and ends on text.
+        while start < end and body[start].isspace():
+            start += 1
+        while end > start and body[end - 1].isspace():
+            end -= 1
+        if start == end:
+            return
+        text = body[start:end]
+        context = "\n".join(part for part in (title, path, heading) if part)
+        chunks.append(
+            Chunk(
+                index=len(chunks),
+                heading=heading,
+                offset=base + start,
+                length=end - start,
+                text=text,
+                embed_text=f"{context}\n\n{text}" if context else text,
+                tokens=count_tokens(text),
+            )
+        )
+
+    for heading, start, end in _sections(body):
+        units = [u for u in _units(body, start, end, max_tokens) if u.end > u.start]
+        for first, last in _pack(units, max_tokens, overlap):
+            add(heading, units[first].start, units[last - 1].end)
+    if not chunks:
+        context = "\n".join(part for part in (title, path) if part)
+        chunks.append(Chunk(0, "", base, 0, "", context, 0))
+    return chunks
+
+
+def chunk_note(
+    markdown: str,
+    *,
+    title: str,
+    path: str,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    overlap: int = DEFAULT_OVERLAP,
+) -> list[Chunk]:
+    """The chunks of a note's body (its markdown after the frontmatter), with offsets in
+    the whole markdown, so ``markdown[offset:offset + length] == text``."""
+    _, body = split_frontmatter(markdown)
+    return chunk_body(
+        body,
+        title=title,
+        path=path,
+        base=len(markdown) - len(body),
+        max_tokens=max_tokens,
+        overlap=overlap,
+    )
