@@ -599,7 +599,16 @@ def test_search_results_shape_and_filters(c: httpx.Client) -> None:
     results = body["results"]
     assert {h["path"] for h in results} == {"work/rocket.md", "home/garden.md"}
     for hit in results:
-        assert set(hit) == {"id", "path", "title", "tags", "score", "snippet", "updated_at"}
+        assert set(hit) == {
+            "id",
+            "path",
+            "title",
+            "tags",
+            "score",
+            "snippet",
+            "updated_at",
+            "chunk",  # the matched passage (heading, offset, length) for semantic/hybrid hits
+        }
         assert isinstance(hit["score"], float) and hit["score"] > 0
         assert "<mark>" in hit["snippet"].lower()
         assert isinstance(hit["tags"], list)

@@ -158,13 +158,13 @@ def test_failures_are_results_too(services: Services, monkeypatch: pytest.Monkey
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(services.vault, "search", down)
+    monkeypatch.setattr(services.vault, "search_outcome", down)
     result = run_tool(services, GATEWAY, "memory_search", {"query": "x"})
     assert result.is_error
     assert (
         result.text == "failed (dependency_unavailable): search is unavailable; try again shortly"
     )
-    monkeypatch.setattr(services.vault, "search", broken)
+    monkeypatch.setattr(services.vault, "search_outcome", broken)
     result = run_tool(services, GATEWAY, "memory_search", {"query": "x"})
     assert result.is_error
     assert (

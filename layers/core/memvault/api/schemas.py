@@ -161,9 +161,17 @@ class SearchHitOut(BaseModel):
     )
     snippet: str
     updated_at: datetime
+    chunk: ChunkOut | None = Field(
+        default=None,
+        description=(
+            "Semantic and hybrid searches: the passage that matched best (its heading and"
+            " where it starts in the note body, to read around it); null for keyword hits."
+        ),
+    )
 
     @classmethod
     def of(cls, hit: SearchHit) -> SearchHitOut:
+        best = hit.chunks[0] if hit.chunks else None
         return cls(
             id=hit.note_id,
             path=hit.path,
@@ -172,11 +180,23 @@ class SearchHitOut(BaseModel):
             score=hit.score,
             snippet=hit.snippet,
             updated_at=iso(hit.updated_at),
+            chunk=ChunkOut(heading=best.heading, offset=best.offset, length=best.length)
+            if best
+            else None,
         )
+
+
+class ChunkOut(BaseModel):
+    heading: str
+    offset: int
+    length: int
 
 
 class SearchOut(BaseModel):
     query: str
+    # The mode that ran, and why it is not the one asked for (vectors off, not indexed).
+    mode: Literal["keyword", "semantic", "hybrid"] = "keyword"
+    fallback: str | None = None
     results: list[SearchHitOut]
 
 

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import re
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -189,25 +190,46 @@ def append(
 Hits = list[dict[str, Any]]
 
 
+class SearchModeOpt(StrEnum):
+    keyword = "keyword"
+    semantic = "semantic"
+    hybrid = "hybrid"
+
+
 def search(
     query: str,
     folder: Annotated[str, typer.Option(help="Only notes under this folder.")] = "",
     tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=100, help="At most this many hits.")] = 10,
+    mode: Annotated[
+        SearchModeOpt | None,
+        typer.Option(help="keyword, semantic or hybrid (default: hybrid when vectors are on)."),
+    ] = None,
+    min_score: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Drop hits scoring below this (semantic/hybrid: 0.4)."),
+    ] = None,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ranked full-text search. Scores are the server's 0-1 relevance (README, "Search
-    ranking"): comparable across queries; 0.5 when a note holds each word once."""
+    """Ranked search by words, meaning or both. Scores are the server's 0-1 relevance
+    (README, "Search ranking"): comparable across queries."""
     if not query.strip():
         die("the search text is empty")
     params: dict[str, Any] = {"q": query, "limit": limit, "folder": folder}
     if tag:
         params["tag"] = tag
+    if mode is not None:
+        params["mode"] = mode.value
+    if min_score is not None:
+        params["min_score"] = min_score
 
     def call(client: Client) -> Hits:
-        hits: Hits = client.json("GET", "/v1/search", params=params)["results"]
+        body = client.json("GET", "/v1/search", params=params)
+        if body.get("fallback"):
+            typer.echo(f"note: {body['fallback']}", err=True)
+        hits: Hits = body["results"]
         return hits
 
     def as_notes(client: Client, hits: Hits) -> list[dict[str, Any]]:
@@ -218,6 +240,8 @@ def search(
                 continue
             entry = _note_json(notes[hit["path"]], float(hit["score"]))
             entry["snippet"] = hit["snippet"]
+            if hit.get("chunk"):
+                entry["chunk"] = hit["chunk"]  # heading, offset, length: where it matched
             entries.append(entry)
         return entries
 

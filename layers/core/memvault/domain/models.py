@@ -236,7 +236,7 @@ class MatchedChunk:
     """A passage of a note that a semantic or hybrid search matched (ports.VectorHit)."""
 
     heading: str  # the nearest heading above it ("" before the first heading)
-    offset: int  # character offset in the note body: read around it from here
+    offset: int  # character offset in the note's markdown (memory_read's offset)
     length: int
     text: str
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -65,7 +65,7 @@ VAULT_INSTRUCTIONS: Final = (
 
 # ---------------------------------------------------------------------- descriptions
 SEARCH_DESCRIPTION: Final = (
-    "Search the memory vault (the user's markdown notes) by full text. Returns the best"
+    "Search the memory vault (the user's markdown notes) by words and meaning. Returns the best"
     " matching notes first, each with its path, title, tags, a score from 0 to 1 (0.5: the"
     " note holds each searched word once; comparable across searches) and a snippet in"
     " which the matching words are marked. Use it before answering anything that earlier"
@@ -123,6 +123,19 @@ class SearchArgs(_Args):
         ge=1,
         le=MAX_SEARCH_LIMIT,
         description=f"How many notes at most (1 to {MAX_SEARCH_LIMIT}).",
+    )
+    mode: Literal["keyword", "semantic", "hybrid"] | None = Field(
+        default=None,
+        description=(
+            "keyword (the words themselves), semantic (by meaning) or hybrid (both)."
+            " Default: hybrid when the vault has vectors, else keyword."
+        ),
+    )
+    min_score: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Leave out notes scoring below this (semantic and hybrid: 0.4 by default).",
     )
 
 
@@ -275,7 +288,16 @@ def _summary(note: NoteSummary) -> dict[str, Any]:
 def _search(
     svc: Services, caller: Caller, args: SearchArgs, _allowance: WriteAllowance | None
 ) -> ToolResult:
-    hits = svc.vault.search(caller, args.query, folder=args.folder, tag=args.tag, limit=args.limit)
+    outcome = svc.vault.search_outcome(
+        caller,
+        args.query,
+        folder=args.folder,
+        tag=args.tag,
+        limit=args.limit,
+        mode=args.mode,
+        min_score=args.min_score,
+    )
+    hits = outcome.hits
     results = [
         {
             "path": h.path,
@@ -283,16 +305,28 @@ def _search(
             "tags": list(h.tags),
             "score": h.score,
             "snippet": h.snippet,
+            "chunk": {"heading": h.chunks[0].heading, "offset": h.chunks[0].offset}
+            if h.chunks
+            else None,
         }
         for h in hits
     ]
-    data = {"query": args.query, "results": results}
+    data: dict[str, Any] = {"query": args.query, "mode": outcome.mode.value, "results": results}
+    note = ""
+    if outcome.fallback:
+        data["fallback"] = outcome.fallback
+        note = f" ({outcome.fallback})"
     if not hits:
-        return ToolResult(f"No notes match {args.query!r}.", data=data)
-    lines = [f"{len(hits)} note{'s' if len(hits) != 1 else ''} match {args.query!r}, best first:"]
+        return ToolResult(f"No notes match {args.query!r}{note}.", data=data)
+    count = f"{len(hits)} note{'s' if len(hits) != 1 else ''}"
+    lines = [f"{count} match {args.query!r}, best first ({outcome.mode.value} search){note}:"]
     for n, hit in enumerate(hits, 1):
         # The score is the one every surface reports: 0-1, comparable across queries.
         lines.append(f"{n}. {hit.path} — {hit.title}{_tags(hit.tags)} (score {hit.score:.2f})")
+        if hit.chunks:
+            best = hit.chunks[0]
+            where = f" under {best.heading!r}" if best.heading else ""
+            lines.append(f"   matched{where} at offset {best.offset} (memory_read from there)")
         snippet = " ".join(hit.snippet.split())
         if snippet:
             lines.append(f"   {snippet}")
@@ -394,7 +428,9 @@ def _link(
         )
     # The shortest text that resolves to the target: its name, or its path when another
     # note shares the name.
-    link_text = svc.vault.links.link_text_for(caller.account_id, target.path, target.path)
+    link_text = svc.vault.links.link_text_for(
+        caller.account_id, source.path, target.path, target.path
+    )
     if LINK_UNSAFE & set(link_text):
         raise InvalidInput(
             f"{target.path!r} cannot be named in a [[wikilink]] (its path has one of"

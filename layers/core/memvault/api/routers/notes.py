@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -278,10 +278,22 @@ def search(
     folder: str = "",
     tag: Tag = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    mode: Literal["keyword", "semantic", "hybrid"] | None = None,
+    min_score: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
 ) -> schemas.SearchOut:
-    """Ranked full-text search: the best notes first, each with its 0-1 score."""
-    hits = svc.vault.search(caller, q, folder=folder, tag=tag, limit=limit)
-    return schemas.SearchOut(query=q, results=[schemas.SearchHitOut.of(h) for h in hits])
+    """Ranked search: the best notes first, each with its 0-1 score. ``mode`` keyword,
+    semantic or hybrid (default: hybrid when vectors are on); ``min_score`` drops weaker
+    hits (semantic and hybrid: 0.4 unless given). A semantic or hybrid search that vectors
+    cannot answer runs as keyword, and ``fallback`` says why."""
+    outcome = svc.vault.search_outcome(
+        caller, q, folder=folder, tag=tag, limit=limit, mode=mode, min_score=min_score
+    )
+    return schemas.SearchOut(
+        query=q,
+        mode=outcome.mode.value,
+        fallback=outcome.fallback,
+        results=[schemas.SearchHitOut.of(h) for h in outcome.hits],
+    )
 
 
 @router.get("/recent", response_model=list[schemas.NoteSummaryOut])
