@@ -183,6 +183,24 @@ def test_recent_orders_by_last_change(services: Services, user: Caller, clock: o
     assert [n.path for n in services.vault.recent(user, 2)] == ["a.md", "b.md"]
 
 
+def test_recent_is_the_newest_across_the_whole_vault(
+    services: Services, user: Caller, clock: object
+) -> None:
+    # Enough notes that every partition of the AWS listing holds some, a move among them.
+    names = [f"folder/n{i:02d}.md" for i in range(24)]
+    for name in names:
+        services.vault.write(user, name, name)
+        clock.advance(1)  # type: ignore[attr-defined]
+    services.vault.move(user, "folder/n03.md", "moved/n03.md")
+    clock.advance(1)  # type: ignore[attr-defined]
+    services.vault.write(user, "folder/n00.md", "edited")
+    newest = ["folder/n00.md", "moved/n03.md", *reversed(names[-5:])]
+    assert [n.path for n in services.vault.recent(user, 7)] == newest
+    everything = [n.path for n in services.vault.recent(user, 50)]
+    assert len(everything) == 24 and everything[:7] == newest
+    assert "folder/n03.md" not in everything
+
+
 def test_vault_note_quota_refuses_the_write_past_it(services: Services, user: Caller) -> None:
     services.accounts.set_limits(user.account_id, Limits(max_notes=2, max_bytes=10_000))
     services.vault.write(user, "a.md", "a")

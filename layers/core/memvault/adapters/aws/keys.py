@@ -62,16 +62,23 @@ reindex``, which rewrites every ``L#`` item from the note items.
 The note item also carries ``tokens``, the S3 tokens of its kept versions' bodies
 (oldest first), so trimming version n-50 deletes that body by its exact key.
 
-The sparse GSI ``recent`` (gsi1pk = ``A#<account>`` on live notes only, gsi1sk =
-zero-padded updated time) serves "recently changed" without a scan. Tombstones sit in the
-same index under ``DELETED#<shard>`` (8 shards, any account, gsi1sk = deletion time), so
-the retention sweep finds notes deleted before its cut-off with bounded Queries.
+The sparse GSI ``recent`` (gsi1pk = ``recent_pk``: ``A#<account>`` or
+``A#<account>␟<bucket>``, one of ``RECENT_BUCKETS`` by path key, on live notes only;
+gsi1sk = zero-padded updated time) serves "recently changed" without a scan: one Query
+a bucket, merged. The buckets keep one organisation's writes off a single time-ordered
+GSI partition; bucket 0 is the key every note had before buckets, so notes written
+earlier are still listed. The index projects only what listings read (``summary`` and
+the sweep), not whole items (ADR 0033). Tombstones sit in the same index under
+``DELETED#<shard>`` (8 shards, any account, gsi1sk = deletion time), so the retention
+sweep finds notes deleted before its cut-off with bounded Queries.
 
 The gateway's ledger (balances, holds, key spend, usage records) keeps its own items,
 documented in ``memvault.adapters.aws.ledger``.
 """
 
 from __future__ import annotations
+
+import zlib
 
 SEP = "\x1f"
 TABLE_PK = "pk"
@@ -165,6 +172,19 @@ REINDEX_ACCOUNTS_PK = "REINDEX"
 
 def queue_sk(path: str) -> str:
     return f"Q#{path}"
+
+
+RECENT_BUCKETS = 4
+
+
+def recent_pk(account_id: str, path_key: str) -> str:
+    """The "recent" GSI partition of a live note: one of RECENT_BUCKETS by path key."""
+    bucket = zlib.crc32(path_key.encode()) % RECENT_BUCKETS
+    return recent_bucket_pk(account_id, bucket)
+
+
+def recent_bucket_pk(account_id: str, bucket: int) -> str:
+    return account_pk(account_id) if bucket == 0 else f"{account_pk(account_id)}{SEP}{bucket}"
 
 
 def recent_sk(updated_at: float, path_key: str) -> str:

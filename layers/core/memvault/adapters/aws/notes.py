@@ -6,6 +6,7 @@ case and the note comes back under its stored spelling.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Iterator
 
 from memvault.adapters import cursors
@@ -79,21 +80,21 @@ class DynamoNoteReads(DynamoParts):
         return Page(items=[summary(i) for i in items], next_cursor=next_cursor)
 
     def recent_notes(self, account_id: str, *, limit: int) -> list[NoteSummary]:
-        pk = keys.account_pk(account_id)
-        out: list[NoteSummary] = []
-        for item in self.table.query(
-            pk,
-            "",
-            index=keys.RECENT_INDEX,
-            pk_name=keys.RECENT_PK,
-            sk_name=keys.RECENT_SK,
-            forward=False,
-            limit=limit,
-        ):
-            out.append(summary(item))
-            if len(out) == limit:
-                break
-        return out
+        # The newest ``limit`` of each bucket (keys.recent_pk), merged: the newest overall.
+        found: list[Item] = []
+        for bucket in range(keys.RECENT_BUCKETS):
+            items = self.table.query(
+                keys.recent_bucket_pk(account_id, bucket),
+                "",
+                index=keys.RECENT_INDEX,
+                pk_name=keys.RECENT_PK,
+                sk_name=keys.RECENT_SK,
+                forward=False,
+                limit=limit,
+            )
+            found.extend(itertools.islice(items, limit))
+        found.sort(key=lambda i: i[keys.RECENT_SK], reverse=True)
+        return [summary(i) for i in found[:limit]]
 
     def tag_counts(self, account_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}

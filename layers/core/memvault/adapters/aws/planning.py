@@ -90,7 +90,7 @@ class DynamoPlanner(DynamoParts):
         item = {
             keys.TABLE_PK: plan.pk,
             keys.TABLE_SK: sk,
-            keys.RECENT_PK: plan.pk,
+            keys.RECENT_PK: keys.recent_pk(plan.account_id, path_key),
             keys.RECENT_SK: keys.recent_sk(now, path_key),
             "note_id": note_id,
             "path": change.path,
@@ -147,6 +147,7 @@ class DynamoPlanner(DynamoParts):
         moved = {
             **live,
             keys.TABLE_SK: keys.note_sk(new_key),
+            keys.RECENT_PK: keys.recent_pk(plan.account_id, new_key),
             keys.RECENT_SK: keys.recent_sk(now, new_key),
             "path": change.new_path,
             "path_key": new_key,
