@@ -187,9 +187,11 @@ def test_search_domain_is_encrypted_and_only_the_functions_get_in() -> None:
     assert props["EncryptionAtRestOptions"] == {"Enabled": True}
     assert props["NodeToNodeEncryptionOptions"] == {"Enabled": True}
     assert props["DomainEndpointOptions"]["EnforceHTTPS"] is True
-    (statement,) = props["AccessPolicies"]["Statement"]
-    principals = statement["Principal"]["AWS"]
-    assert principals == [{"Fn::GetAtt": [f"{name}Role", "Arn"]} for name in FUNCTIONS]
+    by_sid = {s["Sid"]: s for s in props["AccessPolicies"]["Statement"]}
+    searchers = [f"{name}Role" for name in FUNCTIONS if name != "RetentionFunction"]
+    for sid in ("IndexDocuments", "IndexExists"):
+        principals = by_sid[sid]["Principal"]["AWS"]
+        assert principals == [{"Fn::GetAtt": [role, "Arn"]} for role in searchers], sid
 
 
 def test_provider_keys_are_secrets_only_the_gateway_reads() -> None:
