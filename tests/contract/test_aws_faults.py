@@ -226,8 +226,10 @@ def test_throttling_past_retries_is_a_clear_503(
 
 def test_clients_retry_throttling_with_backoff(services: Services) -> None:
     config = services.store.table.client.meta.config  # type: ignore[attr-defined]
-    assert config.retries["mode"] == "adaptive"
-    assert config.retries["total_max_attempts"] >= 8
+    # Standard mode: jittered backoff, and a bounded worst case that fits a buffered
+    # function's timeout (tests/sam/test_operations.py compares the two).
+    assert config.retries["mode"] == "standard"
+    assert config.retries["total_max_attempts"] >= 3
 
 
 @pytest.mark.parametrize("missing", ["table", "bucket", "opensearch_index"])

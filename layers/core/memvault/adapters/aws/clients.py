@@ -1,7 +1,10 @@
 """boto3 clients with the retry policy memvault wants, and AWS error translation.
 
-Throttling is retried by botocore's adaptive mode with backoff; what is still throttled
-after that becomes a clear 503 (``ServiceUnavailable``), never a 500.
+Throttling and transient errors are retried by botocore's standard mode with jittered
+backoff; what still fails after that becomes a clear 503 (``ServiceUnavailable``), never
+a 500. The timeouts and attempts are sized so one call that hangs gives up inside a
+buffered function's 25 s (template.yaml), itself inside API Gateway's 29 s:
+``worst_case_seconds`` is what tests/sam compares with the template.
 """
 
 from __future__ import annotations
@@ -16,11 +19,23 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from memvault.errors import ServiceUnavailable
 
+CONNECT_TIMEOUT = 2.0
+READ_TIMEOUT = 5.0
+TOTAL_ATTEMPTS = 3
+# botocore's standard mode sleeps up to 2**(n-1) s (jittered) before retry n.
 RETRY_CONFIG = Config(
-    retries={"max_attempts": 8, "mode": "adaptive"},
-    connect_timeout=5,
-    read_timeout=30,
+    retries={"total_max_attempts": TOTAL_ATTEMPTS, "mode": "standard"},
+    connect_timeout=CONNECT_TIMEOUT,
+    read_timeout=READ_TIMEOUT,
 )
+
+
+def worst_case_seconds() -> float:
+    """The longest one AWS call can take before it raises: every attempt connecting and
+    waiting out its read timeout, with the largest backoff between attempts."""
+    backoff = sum(2.0 ** (n - 1) for n in range(1, TOTAL_ATTEMPTS))
+    return TOTAL_ATTEMPTS * (CONNECT_TIMEOUT + READ_TIMEOUT) + backoff
+
 
 THROTTLING_CODES = frozenset(
     {
