@@ -21,18 +21,22 @@ from memvault.ports import (
     RateLimiter,
     SearchIndex,
     VaultStore,
+    VectorIndex,
 )
 from memvault.services.accounts import AccountService
 from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
 from memvault.services.budgets import BudgetGuard
 from memvault.services.callers import CallerResolver
+from memvault.services.embedding import EmbeddingService
+from memvault.services.hybrid import SemanticSearch
 from memvault.services.keys import KeyService
 from memvault.services.members import MemberService
 from memvault.services.org import OrgService
 from memvault.services.sessions import SessionService
 from memvault.services.transfer import ImportLimits, TransferService
 from memvault.services.vault import VaultService
+from memvault.services.vectors import VectorSync
 from memvault.settings import Settings, get_settings
 
 
@@ -54,9 +58,20 @@ class Services:
     keys: KeyService
     org: OrgService
     callers: CallerResolver
+    # Embeddings (billed) and the vector index, when embeddings are on and the backend
+    # has one: what search, recall and memory profiles embed with.
+    embedding: EmbeddingService
+    vectors: VectorIndex | None
 
 
-def build_services(settings: Settings, clock: Callable[[], float] = time.time) -> Services:
+def build_services(
+    settings: Settings,
+    clock: Callable[[], float] = time.time,
+    *,
+    vectors: VectorIndex | None = None,
+) -> Services:
+    """``vectors`` replaces the backend's vector index (the AWS backend has one only when
+    given; without an index, searches by meaning fall back to keyword)."""
     policy = BucketPolicy(rate_per_minute=settings.budget_per_minute, burst=settings.budget_burst)
     store: VaultStore
     index: SearchIndex
@@ -77,6 +92,10 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         db = Database(settings.sqlite_path)
         store = SqliteVaultStore(db)
         index = SqliteSearchIndex(db)
+        if vectors is None and settings.embeddings != "off":
+            from memvault.adapters.sqlite.vectors import SqliteVectorIndex
+
+            vectors = SqliteVectorIndex(db)
         limiter = SqliteRateLimiter(db, policy)
         email_attempts = SqliteRateLimiter(db, email_policy)
         client_attempts = SqliteRateLimiter(db, client_policy)
@@ -92,7 +111,25 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         email_attempts = DynamoRateLimiter(aws_store.table, email_policy)
         client_attempts = DynamoRateLimiter(aws_store.table, client_policy)
     budgets = BudgetGuard(limiter, clock)
-    vault = VaultService(store, index, budgets, clock)
+    billing = BillingService(
+        ledger,
+        prices,
+        clock,
+        reservation_ttl_seconds=settings.reservation_ttl_seconds,
+        usage_retention_days=settings.usage_retention_days,
+    )
+    from memvault.adapters.embeddings import build_embedder
+
+    embedding = EmbeddingService(build_embedder(settings, prices), billing, clock)
+    # Notes are embedded on every write when embeddings are on and the backend has a
+    # vector index (services.vectors). Searches by meaning are switched on separately:
+    # ``semantic`` (services.hybrid.SemanticSearch over the same index and
+    # ``embedding.embed_query``) makes hybrid the default mode.
+    semantic: SemanticSearch | None = None
+    vector_sync: VectorSync | None = None
+    if vectors is not None and embedding.embedder is not None:
+        vector_sync = VectorSync(store, vectors, embedding)
+    vault = VaultService(store, index, budgets, clock, semantic, vector_sync)
     transfer = TransferService(
         vault,
         ImportLimits(
@@ -103,13 +140,6 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         ),
     )
     accounts = AccountService(store, clock)
-    billing = BillingService(
-        ledger,
-        prices,
-        clock,
-        reservation_ttl_seconds=settings.reservation_ttl_seconds,
-        usage_retention_days=settings.usage_retention_days,
-    )
     audit, sessions, members = build_people(
         settings, store, accounts, clock, email_attempts, client_attempts
     )
@@ -129,6 +159,8 @@ def build_services(settings: Settings, clock: Callable[[], float] = time.time) -
         keys=KeyService(store, accounts, audit),
         org=OrgService(store, accounts, billing, audit),
         callers=CallerResolver(accounts, store, sessions),
+        embedding=embedding,
+        vectors=vectors,
     )
 
 

@@ -492,6 +492,12 @@ class VectorIndex(Protocol):
         """Chunk count per model name stored for the account (to spot a model change)."""
         ...
 
+    def indexed_paths(self, account_id: str, paths: Collection[str]) -> dict[str, str]:
+        """path -> the model its chunks were embedded with, for those of ``paths`` that have
+        chunks (paths without any are left out; a note whose chunks mix models, which a
+        re-embed in progress can leave, reports any one of them). A note's vector status."""
+        ...
+
     def clear(self, account_id: str) -> None: ...
 
 

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Protocol
 
-from . import catalog, render_anthropic, render_openai
+from . import catalog, embeddings, render_anthropic, render_openai
 from .resolved import ResolvedReply, splice_raw
 from .script import Script
 from .steps import Fault, Hang, Malformed, RecordedRequest, Reply, Step
@@ -125,6 +125,8 @@ class UpstreamApp:
                 else catalog.openai_models()
             )
             await _respond(send, 200, _json(models))
+        elif method == "POST" and path == "/v1/embeddings":
+            await self._embeddings(request_json, receive, send)
         elif method == "POST" and dialect is not None:
             # Refused as the provider would, without spending a scripted step: a test
             # that sends such a body sees the provider's 400, as it would in production.
@@ -137,6 +139,30 @@ class UpstreamApp:
         else:
             message = f"Invalid URL ({method} {path})"
             await _respond(send, 404, _json(OPENAI.error_body(404, message)))
+
+    async def _embeddings(self, request_json: Any, receive: Receive, send: Send) -> None:
+        problem = embeddings.problem(request_json)
+        if problem is not None:
+            await _respond(send, 400, _json(OPENAI.error_body(400, problem)))
+            return
+        step = self._script.next_embedding_step()
+        if isinstance(step, Fault):
+            body = (
+                step.body
+                if isinstance(step.body, bytes)
+                else _json(
+                    step.body
+                    or OPENAI.error_body(step.status, f"scripted fault: HTTP {step.status}")
+                )
+            )
+            await _respond(send, step.status, body, step.headers)
+        elif isinstance(step, Hang):
+            if await self._hang(step.seconds, receive):
+                await _respond(send, 504, _json(OPENAI.error_body(504, "scripted hang elapsed")))
+        elif isinstance(step, Malformed):
+            await _respond(send, 200, step.body, {"content-type": step.content_type})
+        else:
+            await _respond(send, 200, _json(embeddings.answer(request_json)))
 
     async def _play(
         self,

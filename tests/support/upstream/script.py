@@ -16,6 +16,9 @@ class Script:
         self._changed = threading.Condition()
         self._queue: deque[Step] = deque()
         self._default: Step | None = None
+        # Faults for POST /v1/embeddings, played before it answers (its own queue: an
+        # embedding call never takes a chat step).
+        self._embedding_steps: deque[Step] = deque()
         self._requests: list[RecordedRequest] = []
         self._pauses = 0  # streams that sent their head and now hold the rest back
 
@@ -27,9 +30,18 @@ class Script:
         with self._changed:
             self._default = step
 
+    def enqueue_embeddings(self, *steps: Step) -> None:
+        with self._changed:
+            self._embedding_steps.extend(steps)
+
+    def next_embedding_step(self) -> Step | None:
+        with self._changed:
+            return self._embedding_steps.popleft() if self._embedding_steps else None
+
     def reset(self) -> None:
         with self._changed:
             self._queue.clear()
+            self._embedding_steps.clear()
             self._default = None
             self._requests.clear()
             self._pauses = 0

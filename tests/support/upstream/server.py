@@ -110,6 +110,11 @@ class ScriptedUpstream:
         """FIFO: each POST to a model endpoint consumes one step."""
         self._script.enqueue(*steps)
 
+    def enqueue_embeddings(self, *steps: Step) -> None:
+        """FIFO for POST /v1/embeddings: each call plays one (a Fault or a Hang) before
+        the route answers with real vectors again (upstream/embeddings.py)."""
+        self._script.enqueue_embeddings(*steps)
+
     def set_default(self, step: Step | None) -> None:
         """The step used when the queue is empty; None means Reply(text="ok")."""
         self._script.set_default(step)

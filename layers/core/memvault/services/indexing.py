@@ -25,6 +25,7 @@ from memvault.domain.models import (
 )
 from memvault.ports import CommitResult, IndexedNotes, SearchIndex
 from memvault.services.links import LinkGraph
+from memvault.services.vectors import VectorSync
 
 log = logging.getLogger("memvault.indexing")
 
@@ -48,10 +49,18 @@ def search_doc(note: Note, inbound: int) -> SearchDoc:
 
 
 class IndexSync:
-    def __init__(self, store: IndexedNotes, index: SearchIndex, links: LinkGraph) -> None:
+    def __init__(
+        self,
+        store: IndexedNotes,
+        index: SearchIndex,
+        links: LinkGraph,
+        vectors: VectorSync | None = None,
+    ) -> None:
         self.store = store
         self.index = index
         self.links = links
+        # Note vectors follow the same commits and the same outbox (services.vectors).
+        self.vectors = vectors
         # Accounts this process queued work for; drained after its next good commit.
         self._pending: set[str] = set()
 
@@ -74,8 +83,35 @@ class IndexSync:
             except Exception:  # the write stands; `memvault reindex` is the last resort
                 log.exception("could not queue notes for reindexing")
             return
+        if self.vectors is not None and not self._follow_vectors(account_id, changes, result):
+            return
         if account_id in self._pending:
             self.drain(account_id)
+
+    def _follow_vectors(
+        self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
+    ) -> bool:
+        """Vectors of the commit's notes; on failure their paths join the outbox (the
+        write stands). False when they were queued."""
+        assert self.vectors is not None
+        removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
+        written = [n for n in result.notes if n is not None]
+        try:
+            self.vectors.follow(account_id, removed, written)
+        except Exception:
+            touched = set(removed) | {n.path for n in written}
+            log.warning(
+                "vector indexing failed; queued for retry",
+                extra={"account_id": account_id, "paths": len(touched)},
+                exc_info=True,
+            )
+            try:
+                self.store.queue_reindex(account_id, touched)
+                self._pending.add(account_id)
+            except Exception:  # the write stands; `memvault reindex --vectors` mends it
+                log.exception("could not queue notes for vector indexing")
+            return False
+        return True
 
     def _follow(self, account_id: str, changes: Sequence[NoteChange], result: CommitResult) -> None:
         removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
@@ -148,6 +184,10 @@ class IndexSync:
             self.index.delete(account_id, gone)
         counts = self._counts_for(account_id, list(live))
         self.index.upsert(account_id, [search_doc(n, counts.get(p, 0)) for p, n in live.items()])
+        if self.vectors is not None and not self.vectors.drain(
+            account_id, list(live.values()), gone
+        ):
+            return 0  # the notes stay queued: the embedder gets them on the next drain
         self.store.unqueue_reindex(account_id, queued)
         self._pending.discard(account_id)
         return len(queued)
@@ -156,8 +196,9 @@ class IndexSync:
         """Drain every account's outbox (the scheduled run)."""
         return sum(self.drain(account) for account in self.store.accounts_with_queued_reindex())
 
-    def reindex(self, account_id: str) -> int:
-        """Rebuild the account's search index from storage. Returns notes indexed."""
+    def reindex(self, account_id: str, *, vectors: bool = False) -> int:
+        """Rebuild the account's search index from storage (and with ``vectors``, re-embed
+        every note: ``memvault reindex --vectors``). Returns notes indexed."""
         counts = self.links.inbound_counts_all(account_id)
         queued = self.store.queued_reindex(account_id)
         self.index.clear(account_id)
@@ -170,7 +211,15 @@ class IndexSync:
                 total += len(batch)
                 batch = []
         self.index.upsert(account_id, batch)
-        if queued:
+        embedding = self.vectors is not None and self.vectors.model is not None
+        if vectors and self.vectors is not None:
+            self.vectors.reembed(account_id)
+        if queued and embedding and not vectors:
+            # The outbox may hold notes waiting for their vectors: drain it (each pass
+            # re-indexes its text too, which changes nothing).
+            while self.drain(account_id):
+                pass
+        elif queued:
             self.store.unqueue_reindex(account_id, queued)
         self._pending.discard(account_id)
         return total + len(batch)

@@ -43,6 +43,7 @@ from memvault.services.context import Caller
 from memvault.services.hybrid import HybridSearch, SearchOutcome, SemanticSearch
 from memvault.services.indexing import IndexSync
 from memvault.services.links import LinkGraph
+from memvault.services.vectors import VectorStatus, VectorSync
 
 log = logging.getLogger("memvault.vault")
 
@@ -160,6 +161,7 @@ class VaultService:
         budgets: BudgetGuard,
         clock: Callable[[], float],
         semantic: SemanticSearch | None = None,
+        vectors: VectorSync | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -167,7 +169,8 @@ class VaultService:
         self.clock = clock
         self.hybrid = HybridSearch(store, index, semantic, clock)
         self.links = LinkGraph(store)
-        self.indexing = IndexSync(store, index, self.links)
+        self.vectors = vectors
+        self.indexing = IndexSync(store, index, self.links, vectors)
 
     # ------------------------------------------------------------------ reads
     def read(self, caller: Caller, path: str) -> Note:
@@ -482,6 +485,15 @@ class VaultService:
         if caller.is_model:
             _refuse_if_screened(screen_path(path), "path")
 
-    def reindex(self, account_id: str) -> int:
-        """Rebuild the account's search index from storage. Returns notes indexed."""
-        return self.indexing.reindex(account_id)
+    def reindex(self, account_id: str, *, vectors: bool = False) -> int:
+        """Rebuild the account's search index from storage (``vectors``: re-embed every
+        note too). Returns notes indexed."""
+        return self.indexing.reindex(account_id, vectors=vectors)
+
+    def vector_status(self, caller: Caller, path: str) -> VectorStatus:
+        """Whether the note at ``path`` is searchable by meaning yet: "indexed", "pending"
+        (its vectors wait in the outbox, or are of an older model) or "off"."""
+        if self.vectors is None:
+            return "off"
+        note = self.read(caller, path)
+        return self.vectors.note_status(caller.account_id, note.path)

@@ -26,7 +26,7 @@ def build_embedder(settings: Settings, prices: PriceTable | None = None) -> Embe
     if kind == "local":
         from memvault.adapters.embeddings.local import shared_local_embedder
 
-        return shared_local_embedder()
+        return shared_local_embedder(settings.embeddings_dimension or 256)
     if kind == "openai":
         from memvault.adapters.embeddings.openai import OpenAIEmbedder
 

@@ -119,7 +119,13 @@ class StaticEmbedder:
         return out, tokens
 
 
-@lru_cache(maxsize=1)
-def shared_local_embedder() -> StaticEmbedder:
-    """The local model, loaded once per process (the table is 32 MB in float32)."""
-    return StaticEmbedder.load()
+# The leading columns of the table that make a shorter vector (MEMVAULT_EMBEDDINGS_DIMENSION).
+DIMENSIONS = (64, 128, 256)
+
+
+@lru_cache(maxsize=len(DIMENSIONS))
+def shared_local_embedder(dimension: int = DIMENSION) -> StaticEmbedder:
+    """The local model, loaded once per process and dimension (256: 32 MB in float32)."""
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"the local model embeds in 64, 128 or 256 dimensions, not {dimension}")
+    return StaticEmbedder.load(dimension=dimension)

@@ -1,0 +1,256 @@
+"""Note vectors on both backends: kept in step with writes through the search outbox.
+
+What a user sees: a note becomes searchable by meaning once its chunks are indexed
+(``vector_status``), deletes and moves take its vectors along, erasure leaves none, another
+organisation sees nothing, an embedder outage never refuses a write and heals on the next
+drain, and a model change re-embeds through the outbox.
+
+The AWS backend's VectorIndex is H19b's (adapters/aws/vectors.py, OpenSearch k-NN): until
+it is wired into the AWS composition root, the aws cases skip with that reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memvault.container import Services, build_services
+from memvault.ports import VectorHit
+from memvault.services.accounts import LOCAL_ACCOUNT_ID
+from memvault.services.context import Caller, Surface
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.upstream import Fault, ScriptedUpstream
+
+AWS_PENDING = (
+    "the AWS VectorIndex (adapters/aws/vectors.py, OpenSearch k-NN) is not wired into the AWS "
+    "composition root yet"
+)
+
+DECISION = "# Database\n\nAfter a long week of comparing options we picked Postgres for storage.\n"
+GARDEN = "# Garden\n\nMy grandmother grows tomatoes and basil in her garden every summer.\n"
+
+
+def require_vectors(svc: Services) -> None:
+    if svc.vectors is None:
+        pytest.skip(AWS_PENDING)
+
+
+@pytest.fixture
+def vsvc(services: Services) -> Services:
+    require_vectors(services)
+    return services
+
+
+def nearest(
+    svc: Services, text: str, account: str = LOCAL_ACCOUNT_ID, **kw: object
+) -> list[VectorHit]:
+    assert svc.vectors is not None and svc.embedding.embedder is not None
+    vector = svc.embedding.embed_query(account, text)
+    return svc.vectors.nearest(
+        account,
+        vector,
+        model=svc.embedding.embedder.model,
+        limit=10,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_a_written_note_is_found_by_meaning_and_reports_indexed(
+    vsvc: Services, user: Caller
+) -> None:
+    vsvc.vault.write(user, "work/decisions.md", DECISION)
+    vsvc.vault.write(user, "home/garden.md", GARDEN)
+    hits = nearest(vsvc, "which database did we choose")
+    assert hits[0].path == "work/decisions.md"
+    best = hits[0]
+    note = vsvc.vault.read(user, "work/decisions.md")
+    assert best.note_id == note.id and best.heading == "Database"
+    assert note.markdown[best.offset : best.offset + best.length] == best.text
+    assert -1.0 <= best.similarity <= 1.0
+    assert vsvc.vault.vector_status(user, "work/decisions.md") == "indexed"
+    model = vsvc.embedding.model
+    assert model is not None
+    assert set(vsvc.vectors.indexed_models(LOCAL_ACCOUNT_ID)) == {model}  # type: ignore[union-attr]
+
+
+def test_folder_and_tag_filters_are_inside_the_query(vsvc: Services, user: Caller) -> None:
+    vsvc.vault.write(user, "work/decisions.md", DECISION)
+    vsvc.vault.write(user, "home/db.md", "---\ntags: [infra/db]\n---\n" + DECISION)
+    for i in range(12):  # better matches outside the folder must not empty the page
+        vsvc.vault.write(user, f"other/n{i}.md", DECISION)
+    in_work = nearest(vsvc, "which database did we choose", folder="work/")
+    assert {h.path for h in in_work} == {"work/decisions.md"}
+    tagged = nearest(vsvc, "which database did we choose", tag="infra")
+    assert {h.path for h in tagged} == {"home/db.md"}
+    assert nearest(vsvc, "database", tag="nothing-tagged-so") == []
+
+
+def test_another_organisation_sees_no_vectors(vsvc: Services, user: Caller) -> None:
+    vsvc.accounts.create_account("other", account_id="other-org")
+    other = Caller(account_id="other-org", surface=Surface.REST)
+    vsvc.vault.write(user, "work/decisions.md", DECISION)
+    assert nearest(vsvc, "which database did we choose", account="other-org") == []
+    assert vsvc.vectors.indexed_models("other-org") == {}  # type: ignore[union-attr]
+    vsvc.vault.write(other, "theirs.md", GARDEN)
+    theirs = nearest(vsvc, "which database did we choose", account="other-org")
+    assert {h.path for h in theirs} == {"theirs.md"}
+    mine = nearest(vsvc, "tomatoes in the garden")
+    assert "theirs.md" not in {h.path for h in mine}
+
+
+def test_delete_and_move_take_the_vectors_along(vsvc: Services, user: Caller) -> None:
+    vsvc.vault.write(user, "a.md", DECISION)
+    vsvc.vault.write(user, "b.md", GARDEN)
+    vsvc.vault.move(user, "a.md", "archive/a.md")
+    paths = {h.path for h in nearest(vsvc, "which database did we choose")}
+    assert "a.md" not in paths and "archive/a.md" in paths
+    assert vsvc.vault.vector_status(user, "archive/a.md") == "indexed"
+    vsvc.vault.delete(user, "b.md")
+    assert "b.md" not in {h.path for h in nearest(vsvc, "tomatoes in the garden")}
+
+
+def test_erasure_leaves_no_vector(vsvc: Services, user: Caller) -> None:
+    vsvc.vault.write(user, "secret.md", DECISION)
+    vsvc.vault.delete(user, "secret.md")
+    vsvc.vault.purge(user, "secret.md")
+    assert nearest(vsvc, "which database did we choose") == []
+    assert vsvc.vectors.indexed_models(LOCAL_ACCOUNT_ID) == {}  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------- the embedder fails
+@pytest.fixture(scope="module")
+def upstream_server() -> Iterator[ScriptedUpstream]:
+    with ScriptedUpstream() as server:
+        yield server
+
+
+@pytest.fixture
+def upstream(upstream_server: ScriptedUpstream) -> Iterator[ScriptedUpstream]:
+    upstream_server.reset()
+    yield upstream_server
+    upstream_server.reset()
+
+
+@pytest.fixture
+def remote(
+    tmp_path: Path, backend: str, clock: FakeClock, upstream: ScriptedUpstream
+) -> Iterator[Services]:
+    """Services embedding through the OpenAI-compatible adapter on the scripted upstream."""
+    with backend_settings(
+        tmp_path,
+        backend,
+        embeddings="openai",
+        openai_base_url=f"{upstream.base_url}/v1",
+        openai_api_key="sk-test",
+        embeddings_dimension=64,
+    ) as settings:
+        svc = build_services(settings, clock=clock)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        require_vectors(svc)
+        yield svc
+
+
+def test_an_embedder_outage_never_refuses_a_write_and_heals_on_the_next_drain(
+    remote: Services, user: Caller, upstream: ScriptedUpstream
+) -> None:
+    upstream.enqueue_embeddings(Fault(status=503))
+    outcome = remote.vault.write(user, "work/decisions.md", DECISION)
+    assert outcome.created
+    assert remote.vault.read(user, "work/decisions.md").markdown == DECISION
+    assert remote.vault.vector_status(user, "work/decisions.md") == "pending"
+    assert nearest(remote, "we picked Postgres for storage") == []
+    # Keyword search does not wait for vectors.
+    assert [h.path for h in remote.vault.search(user, "Postgres", mode="keyword")] == [
+        "work/decisions.md"
+    ]
+    remote.vault.indexing.drain(LOCAL_ACCOUNT_ID)
+    assert remote.vault.vector_status(user, "work/decisions.md") == "indexed"
+    assert nearest(remote, "we picked Postgres for storage")[0].path == "work/decisions.md"
+
+
+def test_a_drain_while_the_embedder_is_still_down_keeps_the_note_queued(
+    remote: Services, user: Caller, upstream: ScriptedUpstream
+) -> None:
+    upstream.enqueue_embeddings(Fault(status=500), Fault(status=429))
+    remote.vault.write(user, "n.md", DECISION)
+    assert remote.vault.indexing.drain(LOCAL_ACCOUNT_ID) == 0
+    assert remote.vault.vector_status(user, "n.md") == "pending"
+    assert remote.store.queued_reindex(LOCAL_ACCOUNT_ID) == ["n.md"]
+    remote.vault.indexing.drain(LOCAL_ACCOUNT_ID)
+    assert remote.store.queued_reindex(LOCAL_ACCOUNT_ID) == []
+    assert remote.vault.vector_status(user, "n.md") == "indexed"
+
+
+def test_remote_embeddings_are_billed_to_the_organisation(
+    remote: Services, user: Caller, upstream: ScriptedUpstream
+) -> None:
+    remote.billing.set_balance(LOCAL_ACCOUNT_ID, 1_000_000)
+    remote.vault.write(user, "n.md", DECISION)
+    calls = [r for r in upstream.requests if r.path == "/v1/embeddings"]
+    assert len(calls) == 1 and calls[0].headers["authorization"] == "Bearer sk-test"
+    records = remote.ledger.usage_between(LOCAL_ACCOUNT_ID, "1970-01-01", "2999-12-31")
+    (record,) = [r for r in records if r.api_format == "embeddings"]
+    assert record.model == "text-embedding-3-small" and record.outcome == "index"
+    assert record.input_tokens > 0 and record.cost_micros > 0
+    assert remote.billing.balance(LOCAL_ACCOUNT_ID).balance_micros == 1_000_000 - record.cost_micros
+
+
+# ---------------------------------------------------------------------- model changes
+def test_a_model_change_re_embeds_through_the_outbox(
+    tmp_path: Path, backend: str, clock: FakeClock
+) -> None:
+    with backend_settings(tmp_path, backend) as first_settings:
+        first = build_services(first_settings, clock=clock)
+        require_vectors(first)
+        first.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        user = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+        first.vault.write(user, "a.md", DECISION)
+        first.vault.write(user, "b.md", GARDEN)
+        old_model = first.embedding.model
+        # The same storage, now configured with a smaller local model (another name).
+        changed = first_settings.model_copy(update={"embeddings_dimension": 128})
+        second = build_services(changed, clock=clock)
+        new_model = second.embedding.model
+        assert new_model is not None and new_model != old_model
+        assert second.vault.vector_status(user, "a.md") == "pending"
+        # Searches never mix models: the new model finds nothing until notes re-embed.
+        assert nearest(second, "which database did we choose") == []
+        # The first write after the change spots the old model and queues every note.
+        second.vault.write(user, "c.md", "a note about nothing much\n")
+        assert set(second.store.queued_reindex(LOCAL_ACCOUNT_ID)) == {"a.md", "b.md", "c.md"}
+        second.vault.indexing.drain(LOCAL_ACCOUNT_ID)
+        assert second.vectors.indexed_models(LOCAL_ACCOUNT_ID).keys() == {new_model}  # type: ignore[union-attr]
+        assert nearest(second, "which database did we choose")[0].path == "a.md"
+        assert second.vault.vector_status(user, "b.md") == "indexed"
+
+
+def test_reindex_vectors_re_embeds_every_note(
+    tmp_path: Path, backend: str, clock: FakeClock
+) -> None:
+    with backend_settings(tmp_path, backend) as settings:
+        svc = build_services(settings, clock=clock)
+        require_vectors(svc)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        user = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+        svc.vault.write(user, "a.md", DECISION)
+        changed = build_services(
+            settings.model_copy(update={"embeddings_dimension": 64}), clock=clock
+        )
+        assert changed.vault.reindex(LOCAL_ACCOUNT_ID, vectors=True) == 1
+        assert changed.vectors.indexed_models(LOCAL_ACCOUNT_ID).keys() == {changed.embedding.model}  # type: ignore[union-attr]
+        assert changed.vault.vector_status(user, "a.md") == "indexed"
+
+
+def test_embeddings_off_keeps_writes_and_reports_off(
+    tmp_path: Path, backend: str, clock: FakeClock
+) -> None:
+    with backend_settings(tmp_path, backend, embeddings="off") as settings:
+        svc = build_services(settings, clock=clock)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        user = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+        svc.vault.write(user, "a.md", DECISION)
+        assert svc.embedding.model is None and svc.vectors is None
+        assert svc.vault.vector_status(user, "a.md") == "off"
