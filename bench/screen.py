@@ -12,7 +12,7 @@ sets, written before tuning and not tuned on. For each set: attacks refused (rec
 or benign notes refused (false-positive rate), next to the targets (at least 95%
 refused, at most 1% refused), then per rule family, per language and per
 obfuscation. Cost: microseconds per KB over each corpus (best of five passes), and
-over 1 MB inputs.
+over 1 MB inputs (best of three).
 """
 
 from __future__ import annotations
@@ -107,9 +107,23 @@ def cost(name: str, samples: Sequence[Sample], passes: int = 5) -> None:
     )
 
 
+def _to_size(text: str, size: int) -> str:
+    return (text * (size // max(1, len(text)) + 1))[:size]
+
+
 def large_inputs() -> None:
     mb = 1_000_000
+    docs = "\n\n".join(s.text for s in corpora.project_docs())
+    notes = "\n\n".join(
+        s.text
+        for name in ("dev_benign", "heldout_benign", "heldout2_benign", "heldout3_benign")
+        for s in corpora.load(name)
+    )
     cases = {
+        # what a model writes: the project's own docs, and everyday notes one after another
+        "1 MB project docs": _to_size(docs, mb),
+        "1 MB README": _to_size((ROOT / "README.md").read_text(encoding="utf-8"), mb),
+        "1 MB benign notes": _to_size(notes, mb),
         "1 MB prose": ("The system design review covered memory, prompts and rules. " * 20000)[:mb],
         "1 MB locomo-like": ("- **Caroline:** I went to the support group yesterday. " * 20000)[
             :mb
@@ -119,10 +133,13 @@ def large_inputs() -> None:
         "1 MB mixed scripts": ("Привет мир 你好世界 hello world " * (mb // 30))[:mb],
         "1 MB letter-spaced": ("a b c d e " * (mb // 10))[:mb],
     }
+    screen_text("warm up: the rules compile on the first screen")
     for name, text in cases.items():
-        t0 = time.perf_counter()
-        screen_text(text)
-        elapsed = time.perf_counter() - t0
+        elapsed = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            screen_text(text)
+            elapsed = min(elapsed, time.perf_counter() - t0)
         print(
             f"  {name:<30} {elapsed * 1000:8.1f} ms"
             f" ({elapsed * 1e6 / (len(text) / 1024):6.1f} us/KB)"

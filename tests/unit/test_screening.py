@@ -671,6 +671,36 @@ LARGE_INPUTS: list[tuple[str, str]] = [
 ]
 
 
+def _best_time(text: str, passes: int = 3) -> float:
+    import time
+
+    best = float("inf")
+    for _ in range(passes):
+        t0 = time.perf_counter()
+        screen_text(text)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_screening_time_grows_linearly_with_a_realistic_note() -> None:
+    # Everyday notes, docs and code one after another, as a model saving a long document
+    # writes them: leetspeak-looking words (p99, fts5, commit hashes) open hundreds of
+    # small windows in the derived views, and each window's search used to read on to the
+    # end of the note (2.6 s for 1 MB, 0.1 s for 100 KB). Ten times the text must cost
+    # about ten times as long, not a hundred.
+    from tests.support import screening_corpora as corpora
+
+    notes = "\n\n".join(
+        s.text for name in ("dev_benign", "heldout_benign") for s in corpora.load(name)
+    )
+    notes += "\n\n" + "\n\n".join(s.text for s in corpora.project_docs())
+    small = (notes * (100_000 // len(notes) + 1))[:100_000]
+    large = (notes * (MB // len(notes) + 1))[:MB]
+    screen_text("warm up")
+    ratio = _best_time(large) / _best_time(small)
+    assert ratio < 30, ratio
+
+
 @pytest.mark.parametrize("text", [t for _, t in LARGE_INPUTS], ids=[i for i, _ in LARGE_INPUTS])
 def test_pathological_megabyte_inputs_complete(text: str) -> None:
     # Not timed (speed lives in bench/): a regression to quadratic matching shows up

@@ -112,3 +112,21 @@ def test_gate_yields_every_start_of_a_gated_form() -> None:
         ("you fo", (1,)),
         ("forget", (0,)),
     ]
+
+
+def test_mixed_script_words_fold_as_the_word_regex_folds_them() -> None:
+    # fold_pair visits only the words that hold a Cyrillic or Greek letter; the result
+    # is the one the word regex gives when it runs over the whole text
+    import random
+
+    from memvault.domain import screening_normalise as norm
+
+    rng = random.Random(7)
+    alphabet = (
+        "abcimnoprxyz \u043e\u0430\u0435\u0440\u0441\u0456\u03bf\u03b1\u03b9\u0451_1-\n\u4f60"
+    )
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(5000)]
+    texts += ["ign\u043ere \u0430ll pr\u0435vious", "\u043f\u0440\u0438\u0432\u0435\u0442 hello"]
+    for text in texts:
+        expected = norm._MIXED_WORD_RE.sub(norm._fold_mixed_word, text)
+        assert norm._fold_mixed_words(text) == expected, repr(text)

@@ -377,6 +377,8 @@ class _View:
 # check reads further back than _MAX_LOOKBACK (the imperative test's lead words).
 _MAX_MATCH: Final = 320
 _MAX_LOOKBACK: Final = 64
+# How far past a match's longest reach a bounded search still reads (look-aheads).
+_SEARCH_SLACK: Final = 1024
 
 
 def _windows(changed: Sequence[_Span], length: int) -> list[_Span]:
@@ -394,9 +396,12 @@ def _views(text: str, code_is_mention: bool) -> Iterator[_View]:
     display, folded = fold_pair(text)
     if len(display) != len(folded):
         display = folded
-    yield _View(folded, display, _Code(folded, code_is_mention))
+    code = _Code(folded, code_is_mention)
+    yield _View(folded, display, code)
     for leet, changed in leet_views(folded):
-        yield _View(leet, leet, _Code(leet, code_is_mention), windows=_windows(changed, len(leet)))
+        # leetspeak changes only letters and digits, never a backtick or a tilde: the
+        # code regions are the first view's
+        yield _View(leet, leet, code, windows=_windows(changed, len(leet)))
     despaced = despaced_view(folded)
     if despaced is not None:
         joined, runs, spans = despaced
@@ -474,13 +479,20 @@ def _first_use(form: Form, view: _View, start: int = 0, end: int | None = None) 
     rx = form.regex
     pos = start
     stop = len(text) if end is None else end
-    while pos <= stop and (m := rx.search(text, pos)) is not None:
-        if m.start() > stop:
+    # A search reads on until it finds a match, to the end of the text when there is
+    # none: bounded to what a match starting by ``stop`` can span (and re-matched on the
+    # whole text, so the bound never changes a verdict), a derived view's hundreds of
+    # small windows cost their own length, not the note's length each.
+    reach = min(len(text), stop + _MAX_MATCH + _SEARCH_SLACK)
+    bounded = reach < len(text)
+    while pos <= stop and (m := rx.search(text, pos, reach)) is not None:
+        at = m.start()
+        if at > stop:
             break
-        span = _use_at(form, view, m)
+        span = _use_at(form, view, rx.match(text, at) if bounded else m)
         if span is not None:
             return span
-        pos = m.start() + 1
+        pos = at + 1
     return None
 
 
@@ -511,6 +523,20 @@ class _Scripts:
         if known is None:
             known = self._known[script] = _SCRIPT_RES[script].search(self._text) is not None
         return known
+
+
+# Longer than any literal prefix the gate lists (screening_gate._MAX_PREFIX).
+_MAX_PREFIX_LEN: Final = 16
+
+
+def _holds_any(text: str, literals: Sequence[str], present: dict[str, bool]) -> bool:
+    for lit in literals:
+        known = present.get(lit)
+        if known is None:
+            known = present[lit] = lit in text
+        if known:
+            return True
+    return False
 
 
 def _evaluate(view: _View, *, gated: bool = True) -> tuple[int, _Span] | None:
@@ -545,12 +571,15 @@ def _evaluate(view: _View, *, gated: bool = True) -> tuple[int, _Span] | None:
     else:
         ungated = range(len(forms))
     literals = gate.literals
+    # A derived view's matches start in its windows: only their text can hold a prefix.
+    probe = "\n".join(text[lo : hi + _MAX_PREFIX_LEN] for lo, hi in windows) if derived else text
+    present: dict[str, bool] = {}
     for i in ungated:
         rule = form_rules[i]
         form = forms[i]
         if rule > best or not scripts.has(form.script):
             continue
-        if gated and i in literals and not any(lit in text for lit in literals[i]):
+        if gated and i in literals and not _holds_any(probe, literals[i], present):
             continue
         for window_start, window_end in windows:
             # for the rule found so far, only an earlier match would change the answer

@@ -26,7 +26,8 @@ rules on them only when the folded text shows the obfuscation:
 
 * :func:`leet_views`: in words that mix letters with ``0 1 3 4 5 7 8 9`` (and ``@``,
   ``$``), the digits read as letters (``1gn0r3`` -> ``ignore``). Same length as the folded text.
-  ``1`` reads ``i`` in one view and ``l`` in the other.
+  ``1`` reads ``i`` in one view and ``l`` in the other (whose changed spans are only
+  the words with a ``1``: the others read as in the first view).
 * :func:`despaced_view`: runs of single letters (three or more somewhere in the text,
   then two too) split by single spaces,
   dots, dashes, underscores or stars (``i g n o r e``, ``i.g.n.o.r.e``) are joined;
@@ -179,7 +180,10 @@ _LATIN_RE: Final = re.compile(r"[a-z]")
 
 
 def _fold_mixed_word(m: re.Match[str]) -> str:
-    word = m.group()
+    return _fold_mixed_word_text(m.group())
+
+
+def _fold_mixed_word_text(word: str) -> str:
     latin = len(_LATIN_RE.findall(word))
     if latin * 2 >= len(word):
         return word.translate(_TO_LATIN)
@@ -253,16 +257,75 @@ def fold_pair(text: str) -> tuple[str, str]:
         return text, text.lower()
     if _TAG_RE.search(text) is not None:
         text = text.translate(_TAG_MAP)
-    text = _strip_marks(unicodedata.normalize("NFKC", text))
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = _strip_marks(text)
     for apostrophe in _APOSTROPHES:
         if apostrophe in text:
             text = text.replace(apostrophe, "'")
     if _SPECIAL_RE.search(text) is not None:
-        text = text.translate(_BASE_TRANSLATION)
+        # a substitution per special character: str.translate with a dict costs ~40 ms a
+        # MB on non-ASCII text, however few characters it changes
+        text = _SPECIAL_RE.sub(_special_replacement, text)
     folded = text.lower()
     if _CYR_OR_GREEK_RE.search(folded) is not None and _LATIN_RE.search(folded) is not None:
-        folded = _MIXED_WORD_RE.sub(_fold_mixed_word, folded)
+        folded = _fold_mixed_words(folded)
     return text, folded
+
+
+def _special_replacement(m: re.Match[str]) -> str:
+    replacement = _BASE_TRANSLATION[ord(m.group())]
+    return (
+        ""
+        if replacement is None
+        else chr(replacement)
+        if isinstance(replacement, int)
+        else replacement
+    )
+
+
+_LETTER_RE: Final = re.compile(r"[^\W\d_]")
+_LETTERS_RE: Final = re.compile(r"[^\W\d_]*+")
+_CYR_OR_GREEK_RUN_RE: Final = re.compile(r"[\u0370-\u03ff\u0400-\u052f]++")
+
+
+def _letters_end(text: str, at: int) -> int:
+    m = _LETTERS_RE.match(text, at)  # a star: it always matches
+    return at if m is None else m.end()
+
+
+def _fold_mixed_words(folded: str) -> str:
+    """``_MIXED_WORD_RE.sub(_fold_mixed_word, folded)``, visiting only the words that hold
+    a Cyrillic or Greek letter (the regex's look-aheads cost ~40 ms a MB everywhere)."""
+    pieces: list[str] = []
+    pos = 0  # copied up to here
+    seen = 0  # words looked at up to here
+    size = len(folded)
+    backwards = ""
+    for run in _CYR_OR_GREEK_RUN_RE.finditer(folded):
+        a, b = run.span()
+        if a < seen:
+            continue  # in the word just looked at
+        letter_before = a > 0 and _LETTER_RE.match(folded, a - 1) is not None
+        letter_after = b < size and _LETTER_RE.match(folded, b) is not None
+        if not letter_before and not letter_after:
+            continue  # the word is this run alone: no Latin letter in it
+        if letter_before:
+            if not backwards:
+                backwards = folded[::-1]
+            a = size - _letters_end(backwards, size - a)
+        if letter_after:
+            b = _letters_end(folded, b)
+        seen = b
+        word = folded[a:b]
+        if _LATIN_RE.search(word) is not None:
+            pieces.append(folded[pos:a])
+            pieces.append(_fold_mixed_word_text(word))
+            pos = b
+    if not pieces:
+        return folded
+    pieces.append(folded[pos:])
+    return "".join(pieces)
 
 
 def fold(text: str) -> str:
@@ -340,7 +403,10 @@ def leet_views(folded: str) -> tuple[tuple[str, list[Span]], ...]:
             if read != word:
                 pieces.append(folded[pos:start])
                 pieces.append(read)
-                changed.append((start, end))
+                # the second view reads every word without a "1" as the first one does:
+                # only its words with a "1" are new
+                if table is _LEET_I or "1" in word:
+                    changed.append((start, end))
                 pos = end
         if changed:
             pieces.append(folded[pos:])
