@@ -26,14 +26,19 @@ def test_backlinks_resolve_like_obsidian(services: Services, user: Caller) -> No
     assert paths_of(services.vault.backlinks(user, "projects/Plan.md")) == ["a.md", "b.md", "c.md"]
 
 
-def test_ambiguous_bare_links_stay_dangling(services: Services, user: Caller) -> None:
+def test_ambiguous_bare_links_resolve_as_obsidian_does(services: Services, user: Caller) -> None:
     services.vault.write(user, "x/Plan.md", "one")
     services.vault.write(user, "a.md", "[[Plan]]")
+    services.vault.write(user, "y/b.md", "[[Plan]]")
+    assert paths_of(services.vault.backlinks(user, "x/Plan.md")) == ["a.md", "y/b.md"]
+    # Now "Plan" is shared: y/b.md's own folder wins for it; a.md (at the root, no
+    # candidate there) gets the shortest path, then alphabetical: x/Plan.md.
+    services.vault.write(user, "y/Plan.md", "two")
     assert paths_of(services.vault.backlinks(user, "x/Plan.md")) == ["a.md"]
-    services.vault.write(user, "y/Plan.md", "two")  # now "Plan" is ambiguous
+    assert paths_of(services.vault.backlinks(user, "y/Plan.md")) == ["y/b.md"]
+    services.vault.write(user, "Plan.md", "root")  # the exact vault path wins a bare link
+    assert paths_of(services.vault.backlinks(user, "Plan.md")) == ["a.md", "y/b.md"]
     assert services.vault.backlinks(user, "x/Plan.md") == []
-    services.vault.write(user, "Plan.md", "root")  # the root note wins a bare link
-    assert paths_of(services.vault.backlinks(user, "Plan.md")) == ["a.md"]
 
 
 def test_dangling_link_resolves_when_its_note_appears(services: Services, user: Caller) -> None:

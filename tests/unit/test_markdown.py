@@ -398,7 +398,6 @@ def test_links(markdown: str, link: WikiLink) -> None:
         "``[[Code]]``",
         "```\n[[Code]]\n```",
         "~~~\n[[Code]]\n~~~",
-        "---\nlink: '[[InFrontmatter]]'\n---\n",
     ],
 )
 def test_not_links(markdown: str) -> None:
@@ -444,7 +443,7 @@ def test_rewrite_preserves_everything_but_the_target() -> None:
         "# Heading [[OLD]]\r\n"
     )
     expected = (
-        "---\nrelated: '[[Old]]'\n---\n"
+        "---\nrelated: '[[New/Name]]'\n---\n"
         "See [[New/Name]], [[New/Name#Part|the part]], ![[New/Name]], [[New/Name#H\\|x]],"
         " [[New/Name|d]].\n"
         "Keep [[Other]] and `[[Old]]` and [[#Old]].\n"
@@ -636,9 +635,13 @@ def test_rewrite_round_trips(
     markdown = f"---\nx: '[[{target}]]'\n---\n{prefix}{link}{suffix} `{link}`"
     assert rewrite_links(markdown, lambda found: False, new_target) == markdown
     rewritten = rewrite_links(markdown, lambda found: True, new_target)
-    assert links_of(rewritten) == (WikiLink(new_target, heading, alias, embed),)
+    # The frontmatter property's link is a link too, and is rewritten with the body's.
+    assert links_of(rewritten) == (
+        WikiLink(new_target, None, None, False, kind="property"),
+        WikiLink(new_target, heading, alias, embed),
+    )
     new_link = _compose(new_target, heading, alias, embed, escaped)
-    assert rewritten == f"---\nx: '[[{target}]]'\n---\n{prefix}{new_link}{suffix} `{link}`"
+    assert rewritten == f"---\nx: '[[{new_target}]]'\n---\n{prefix}{new_link}{suffix} `{link}`"
 
 
 @given(st.text(max_size=300))

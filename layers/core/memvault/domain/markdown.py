@@ -14,6 +14,7 @@ import datetime
 import math
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ __all__ = [
     "WikiLink",
     "body_for_search",
     "parse_note",
+    "retarget_links",
     "rewrite_links",
     "split_frontmatter",
     "truncate_utf8",
@@ -54,6 +56,9 @@ class WikiLink:
     heading: str | None
     alias: str | None
     embed: bool
+    # "wikilink" ([[...]] in the body), "markdown" ([text](Note.md)) or "property"
+    # ([[...]] inside a frontmatter value): all resolve by the same rules (domain.links).
+    kind: str = "wikilink"
 
     @property
     def target_key(self) -> str:
@@ -211,6 +216,13 @@ _H1_RE = re.compile(r" {0,3}#(?:[ \t]+(.*)|$)")
 _BLANK_LINES_RE = re.compile(r"(?:[ \t>]*\r?\n)+")
 _BACKTICKS_RE = re.compile(r"`+")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]\n]*)\]\]")
+# [text](dest "title") or [text](<dest with spaces>): the inline link forms a vault uses.
+_MARKDOWN_LINK_RE = re.compile(
+    r"(?P<bang>!?)\[(?P<text>[^\[\]\n]*)\]\(\s*"
+    r"(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^()\s<>]+))"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _TAG_CHARS_RE = re.compile(r"[\w/\-]+")
 _TAG_LIST_SEP_RE = re.compile(r"[,\s]+")
 # The lookbehind pins the scheme to the start of a word, which keeps the scan linear.
@@ -249,14 +261,28 @@ def _without_code_spans(text: str, start: int, end: int, heading: bool) -> Itera
     unmatched run is literal. Runs are bucketed by length so pairing stays linear.
     """
     runs = [(m.start(), m.end()) for m in _BACKTICKS_RE.finditer(text, start, end)]
+    if not runs:
+        yield _Prose(start, end, heading)
+        return
+    # A wikilink that opens in prose keeps the backticks inside it as text
+    # ([[Filters#`wikilink`|wikilink]] is one link, as Obsidian reads it).
+    wikilinks = [
+        (m.start(), m.end()) for m in _WIKILINK_RE.finditer(text, start, end) if "`" in m.group()
+    ]
     by_length: dict[int, list[int]] = {}
     for index, (run_start, run_end) in enumerate(runs):
         by_length.setdefault(run_end - run_start, []).append(index)
     cursor: dict[int, int] = dict.fromkeys(by_length, 0)
     prose_start = start
     index = 0
+    link_index = 0
     while index < len(runs):
         run_start, run_end = runs[index]
+        while link_index < len(wikilinks) and wikilinks[link_index][1] <= run_start:
+            link_index += 1
+        if link_index < len(wikilinks) and prose_start <= wikilinks[link_index][0] < run_start:
+            index += 1  # inside a wikilink that began in prose: literal
+            continue
         length = run_end - run_start
         candidates = by_length[length]
         pos = cursor[length]
@@ -362,12 +388,65 @@ def _link_at(markdown: str, match: re.Match[str]) -> _LinkAt | None:
     return _LinkAt(link, match.start(), match.end(), inner_start, inner_start + len(target))
 
 
+def _markdown_link_at(markdown: str, match: re.Match[str]) -> _LinkAt | None:
+    """``[text](Note.md#Heading)`` / ``![alt](file.png)`` to a vault file, or None for a
+    URL (any scheme), a same-note anchor (``#x``) or an empty destination."""
+    if match.group("angle") is not None:
+        dest, dest_start = match.group("angle"), match.start("angle")
+    else:
+        dest, dest_start = match.group("bare"), match.start("bare")
+    path_part, hash_sign, heading = dest.partition("#")
+    if not path_part.strip() or _SCHEME_RE.match(path_part):
+        return None
+    link = WikiLink(
+        target=urllib.parse.unquote(path_part),
+        heading=urllib.parse.unquote(heading) if hash_sign else None,
+        alias=match.group("text"),
+        embed=match.group("bang") == "!",
+        kind="markdown",
+    )
+    return _LinkAt(link, match.start(), match.end(), dest_start, dest_start + len(path_part))
+
+
 def _links_in(markdown: str, spans: list[_Prose]) -> Iterator[_LinkAt]:
     for span in spans:
+        found_links: list[_LinkAt] = []
         for match in _WIKILINK_RE.finditer(markdown, span.start, span.end):
             found = _link_at(markdown, match)
             if found is not None:
-                yield found
+                found_links.append(found)
+        if "](" in markdown[span.start : span.end]:
+            taken = [
+                (m.start(), m.end()) for m in _WIKILINK_RE.finditer(markdown, span.start, span.end)
+            ]
+            for match in _MARKDOWN_LINK_RE.finditer(markdown, span.start, span.end):
+                if any(a < match.end() and match.start() < b for a, b in taken):
+                    continue  # "[[x]](y)": the wikilink wins
+                found = _markdown_link_at(markdown, match)
+                if found is not None:
+                    found_links.append(found)
+            found_links.sort(key=lambda f: f.start)
+        yield from found_links
+
+
+def _property_links(markdown: str) -> Iterator[_LinkAt]:
+    """Wikilinks written inside frontmatter values (``related: "[[Home]]"``), as Obsidian
+    reads links in properties."""
+    first_end = markdown.find("\n")
+    yaml_text, body_start = _split(markdown)
+    if yaml_text is None or "[[" not in yaml_text:
+        return
+    for match in _WIKILINK_RE.finditer(markdown, first_end + 1, body_start):
+        found = _link_at(markdown, match)
+        if found is not None:
+            link = found.link
+            yield _LinkAt(
+                WikiLink(link.target, link.heading, link.alias, link.embed, kind="property"),
+                found.start,
+                found.end,
+                found.target_start,
+                found.target_end,
+            )
 
 
 def unique_link_keys(parsed: ParsedNote) -> tuple[str, ...]:
@@ -381,30 +460,54 @@ _FORBIDDEN_IN_TARGET = frozenset("[]|#\\`\n\r")
 def rewrite_links(
     markdown: str, should_rewrite: Callable[[WikiLink], bool], new_target: str
 ) -> str:
-    """Point selected wikilinks/embeds at ``new_target``; every other byte is kept.
+    """Point selected links at ``new_target`` (see ``retarget_links``)."""
+    return retarget_links(markdown, lambda link: new_target if should_rewrite(link) else None)
+
+
+def retarget_links(markdown: str, new_target: Callable[[WikiLink], str | None]) -> str:
+    """Give each link the target ``new_target(link)`` returns (None: leave it); every
+    other byte is kept.
 
     Only the target text changes: ``!``, ``#heading`` and ``|alias`` (or ``\\|alias``)
-    stay. Frontmatter and code are never touched. ``new_target`` must be writable
-    inside a wikilink (no ``[ ] | # \\`` backtick or newline), else ``InvalidInput``.
+    stay. Wikilinks in the body and in frontmatter values, and markdown links to vault
+    files, are rewritten; code is never touched. A markdown link keeps its form: a
+    ``.md`` suffix when it had one, spaces written ``%20`` unless it was in ``<...>``.
+    A new wikilink target must be writable inside a wikilink (no ``[ ] | # \\`` backtick
+    or newline), else ``InvalidInput``.
     """
-    if not new_target.strip() or any(ch in _FORBIDDEN_IN_TARGET for ch in new_target):
-        raise InvalidInput(
-            f"cannot write {new_target!r} as a wikilink target "
-            "(empty, or contains one of [ ] | # \\ ` or a newline)",
-            code="invalid_link_target",
-        )
     _, body_start = _split(markdown)
+    found_links = [
+        *_property_links(markdown),
+        *_links_in(markdown, _scan(markdown, body_start).prose),
+    ]
     pieces: list[str] = []
     last = 0
-    for found in _links_in(markdown, _scan(markdown, body_start).prose):
-        if should_rewrite(found.link):
-            pieces.append(markdown[last : found.target_start])
-            pieces.append(new_target)
-            last = found.target_end
+    for found in found_links:
+        target = new_target(found.link)
+        if target is None:
+            continue
+        pieces.append(markdown[last : found.target_start])
+        pieces.append(_written_target(markdown, found, target))
+        last = found.target_end
     if not pieces:
         return markdown
     pieces.append(markdown[last:])
     return "".join(pieces)
+
+
+def _written_target(markdown: str, found: _LinkAt, target: str) -> str:
+    if found.link.kind != "markdown":
+        if not target.strip() or any(ch in _FORBIDDEN_IN_TARGET for ch in target):
+            raise InvalidInput(
+                f"cannot write {target!r} as a wikilink target "
+                "(empty, or contains one of [ ] | # \\ ` or a newline)",
+                code="invalid_link_target",
+            )
+        return target
+    if paths.fold(found.link.target).endswith(paths.NOTE_SUFFIX):
+        target += paths.NOTE_SUFFIX
+    in_angles = markdown[found.target_start - 1 : found.target_start] == "<"
+    return target if in_angles else urllib.parse.quote(target, safe="/!$&'*+,;=:@~")
 
 
 # --------------------------------------------------------------------------- tags
@@ -529,7 +632,9 @@ def parse_note(path: str, markdown: str) -> ParsedNote:
         body=markdown[body_start:],
         title=_title_from(frontmatter) or scan.title or paths.stem(path),
         tags=tuple(tags.values()),
-        links=tuple(found.link for found in _links_in(markdown, scan.prose)),
+        links=tuple(
+            found.link for found in (*_property_links(markdown), *_links_in(markdown, scan.prose))
+        ),
     )
 
 

@@ -15,7 +15,6 @@ from collections.abc import Collection, Sequence
 from memvault.domain import markdown as md
 from memvault.domain import paths
 from memvault.domain.models import (
-    BacklinkSource,
     DeleteNote,
     MoveNote,
     Note,
@@ -153,17 +152,17 @@ class IndexSync:
             else:
                 new_links = set()
             touched_keys.update(link.target_key for link in old_links ^ new_links)
+            if isinstance(change, MoveNote):
+                # Its links may resolve differently from its new folder (tie-breaks).
+                touched_keys.update(link.target_key for link in new_links)
             old_path = prior.path if prior is not None else None
             new_path = note.path if note is not None else None
             if old_path != new_path:  # a note appeared, vanished or moved
                 touched_names.update(paths.name_key(p) for p in (old_path, new_path) if p)
-        resolve = self.links.resolver(account_id, touched_keys)
+        targets = self.links.targets(account_id, touched_keys)
         affected: set[str] = set(written)
         for key in touched_keys:
-            for has_folder in (False, True):
-                target = resolve(BacklinkSource("", key, has_folder))
-                if target is not None:
-                    affected.add(target)
+            affected.update(targets.candidates(key))  # whatever note it resolves to
         for names in self.store.paths_by_name(account_id, touched_names).values():
             affected.update(names)
         return affected

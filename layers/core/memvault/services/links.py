@@ -1,14 +1,18 @@
 """The vault's link graph: which notes link to which, resolved by domain.links' rules.
 
-Storage keeps raw link targets (what each note's [[links]] say); resolution against the
-vault's current notes happens here, in one place, for every backend.
+Storage keeps each note's link keys (``domain.links.stored_key``: the targets as written,
+folder-relative ones made absolute); resolution against the vault's current notes happens
+here, in one place, for every backend. Because a link can resolve differently from two
+notes (the linking note's own folder breaks ties), resolution always takes the source.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from memvault.domain import links as link_rules
+from memvault.domain import markdown as md
 from memvault.domain import paths
 from memvault.domain.models import BacklinkSource
 from memvault.ports import LinkedNotes
@@ -16,20 +20,37 @@ from memvault.ports import LinkedNotes
 Resolver = Callable[[BacklinkSource], str | None]
 
 
+@dataclass(frozen=True, slots=True)
+class LinkTargets:
+    """The live notes a set of link keys can reach, as ``domain.links`` reads them."""
+
+    live_by_link_key: dict[str, str]
+    paths_by_name_key: dict[str, list[str]]
+
+    def resolve(self, link: BacklinkSource) -> str | None:
+        return link_rules.resolve(
+            link.target_key, link.source_path, self.live_by_link_key, self.paths_by_name_key
+        )
+
+    def candidates(self, key: str) -> list[str]:
+        return link_rules.candidates(key, self.live_by_link_key, self.paths_by_name_key)
+
+
 class LinkGraph:
     def __init__(self, store: LinkedNotes) -> None:
         self.store = store
 
+    def targets(self, account_id: str, keys: Collection[str]) -> LinkTargets:
+        """What links with these keys can resolve to, in the vault as it is now."""
+        exact = {k.removeprefix(link_rules.EXACT) for k in keys}
+        live = self.store.live_paths(account_id, [key + paths.NOTE_SUFFIX for key in exact])
+        live_by_link_key = {path_key[: -len(paths.NOTE_SUFFIX)]: p for path_key, p in live.items()}
+        names = {link_rules.name_of(k) for k in keys}
+        return LinkTargets(live_by_link_key, self.store.paths_by_name(account_id, names))
+
     def resolver(self, account_id: str, target_keys: Collection[str]) -> Resolver:
         """Resolves links with these target keys against the vault as it is now."""
-        live = self.store.live_paths(account_id, [key + ".md" for key in target_keys])
-        live_by_link_key = {path_key[: -len(".md")]: path for path_key, path in live.items()}
-        by_name = self.store.paths_by_name(account_id, target_keys)
-
-        def resolve(link: BacklinkSource) -> str | None:
-            return link_rules.resolve(link.target_key, link.has_folder, live_by_link_key, by_name)
-
-        return resolve
+        return self.targets(account_id, target_keys).resolve
 
     def sources(self, account_id: str, targets: Collection[str]) -> dict[str, set[str]]:
         """For each target path, the live notes whose links resolve to it."""
@@ -48,23 +69,110 @@ class LinkGraph:
     def inbound_counts_all(self, account_id: str) -> dict[str, int]:
         """Inbound link counts for every live note, in one pass over the vault's links."""
         live = {path_key: key.path for path_key, key in self.store.note_keys(account_id).items()}
-        live_by_link_key = {k[: -len(".md")]: p for k, p in live.items()}
+        live_by_link_key = {k[: -len(paths.NOTE_SUFFIX)]: p for k, p in live.items()}
         by_name: dict[str, list[str]] = {}
         for path in live.values():
             by_name.setdefault(paths.name_key(path), []).append(path)
         counts = dict.fromkeys(live.values(), 0)
         seen: set[tuple[str, str]] = set()
         for link in self.store.all_links(account_id):
-            target = link_rules.resolve(link.target_key, link.has_folder, live_by_link_key, by_name)
+            target = link_rules.resolve(
+                link.target_key, link.source_path, live_by_link_key, by_name
+            )
             if target is not None and (link.source_path, target) not in seen:
                 seen.add((link.source_path, target))
                 counts[target] += 1
         return counts
 
-    def link_text_for(self, account_id: str, old: str, new: str) -> str:
-        """The shortest link text that will resolve to ``new`` once ``old`` moves there."""
-        name = paths.name_key(new)
-        others = [p for p in self.store.paths_by_name(account_id, [name]).get(name, []) if p != old]
-        if paths.folder(new) == "" or not others:
-            return paths.stem(new)
-        return new[: -len(".md")]
+    def link_text_for(self, account_id: str, source: str, old: str, new: str) -> str:
+        """The shortest link text, written in ``source``, that will resolve to ``new`` once
+        the note at ``old`` has moved there."""
+        targets = self.targets(account_id, link_rules.keys_pointing_at(new))
+        live = {k: p for k, p in targets.live_by_link_key.items() if p != old}
+        live[paths.link_key(new)] = new
+        by_name = {n: [p for p in ps if p != old] for n, ps in targets.paths_by_name_key.items()}
+        by_name.setdefault(paths.name_key(new), []).append(new)
+        moved_source = new if source == old else source
+        return link_rules.link_text(new, moved_source, live, by_name)
+
+    def move_rewrites(
+        self, account_id: str, old: str, new: str, markdown_by_path: dict[str, str]
+    ) -> dict[str, str]:
+        """The notes whose text must change when the note at ``old`` moves to ``new``, as
+        path (before the move) -> rewritten markdown.
+
+        ``markdown_by_path`` holds the notes that link to ``old`` and the moved note itself.
+        A link that resolved to ``old`` is pointed at ``new``; in the moved note, a link
+        whose resolution would change with its folder (``[[./b]]``, or a bare name whose
+        tie-break was the old folder) is rewritten to keep its target. Each new link text
+        is the shortest that resolves from its note, by the same rules as reading.
+        """
+        parsed = {
+            path: [
+                (link, link_rules.stored_key(link.target, path))
+                for link in md.parse_note(path, text).links
+            ]
+            for path, text in markdown_by_path.items()
+        }
+        before = self.targets(account_id, {key for found in parsed.values() for _, key in found})
+        wanted: dict[tuple[str, str], str] = {}  # (source, key) -> the path it must reach
+        for path, found in parsed.items():
+            for _, key in found:
+                target = before.resolve(BacklinkSource(path, key, "/" in key))
+                if target == old:
+                    wanted[(path, key)] = new
+                elif target is not None and path == old:
+                    wanted[(path, key)] = target
+        if not wanted:
+            return {}
+        after = self._after_move(account_id, old, new, set(wanted.values()), parsed, new_source=new)
+        out: dict[str, str] = {}
+        for path, text in markdown_by_path.items():
+            source_after = new if path == old else path
+
+            def retarget(
+                link: md.WikiLink, path: str = path, source: str = source_after
+            ) -> str | None:
+                key = link_rules.stored_key(link.target, path)
+                goal = wanted.get((path, key))
+                if goal is None:
+                    return None
+                now = after.resolve(
+                    BacklinkSource(source, link_rules.stored_key(link.target, source), False)
+                )
+                if now == goal:
+                    return None  # the text as written still reaches its target
+                if link.kind == "markdown" and "/" in link.target.lstrip("./"):
+                    return goal[: -len(paths.NOTE_SUFFIX)]  # a path-style link stays one
+                return link_rules.link_text(
+                    goal, source, after.live_by_link_key, after.paths_by_name_key
+                )
+
+            rewritten = md.retarget_links(text, retarget)
+            if rewritten != text:
+                out[path] = rewritten
+        return out
+
+    def _after_move(
+        self,
+        account_id: str,
+        old: str,
+        new: str,
+        goals: set[str],
+        parsed: dict[str, list[tuple[md.WikiLink, str]]],
+        *,
+        new_source: str,
+    ) -> LinkTargets:
+        """The link targets as they will be once ``old`` is at ``new``."""
+        keys: set[str] = set()
+        for goal in goals:
+            keys.update(link_rules.keys_pointing_at(goal))
+        for path, found in parsed.items():
+            source = new_source if path == old else path
+            keys.update(link_rules.stored_key(link.target, source) for link, _ in found)
+        targets = self.targets(account_id, keys)
+        live = {k: p for k, p in targets.live_by_link_key.items() if p != old}
+        live[paths.link_key(new)] = new
+        by_name = {n: [p for p in ps if p != old] for n, ps in targets.paths_by_name_key.items()}
+        by_name.setdefault(paths.name_key(new), []).append(new)
+        return LinkTargets(live, by_name)

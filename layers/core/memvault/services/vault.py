@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memvault.domain import links as link_rules
 from memvault.domain import markdown as md
 from memvault.domain import paths
 from memvault.domain.budgets import Bucket
@@ -117,11 +118,8 @@ def check_note_size(path: str, markdown: str) -> None:
 def build_put(path: str, markdown: str, expected_version: int | None = None) -> PutNote:
     """Parse a note into the change storage applies (title, tags and links derived)."""
     parsed = md.parse_note(path, markdown)
-    refs = {
-        link.target_key: LinkRef(target_key=link.target_key, has_folder=link.has_folder)
-        for link in parsed.links
-        if link.target_key
-    }
+    keys = (link_rules.stored_key(link.target, path) for link in parsed.links)
+    refs = {key: LinkRef(target_key=key, has_folder="/" in key) for key in keys if key}
     return PutNote(
         path=path,
         markdown=markdown,
@@ -428,27 +426,23 @@ class VaultService:
         old = note.path  # the note's own spelling, whatever case it was asked under
         if old == new:
             return note
-        sources = self.links.sources(account, [old])[old]
-        # Only a note with links to rewrite needs the new link text (a name-index query).
-        new_target = self.links.link_text_for(account, old, new) if sources else ""
-
-        def points_at_old(link: md.WikiLink) -> bool:
-            return link.target_key in paths_to_old
-
-        paths_to_old = {paths.link_key(old), paths.name_key(old)}
+        # The notes that link to it, and the note itself (its own relative links).
+        involved = {old: note}
+        for source_path in sorted(self.links.sources(account, [old])[old] - {old}):
+            source = self.store.get_note(account, source_path)
+            if source is not None:
+                involved[source_path] = source
+        rewrites = self.links.move_rewrites(
+            account, old, new, {p: n.markdown for p, n in involved.items()}
+        )
         changes: list[NoteChange] = [
             MoveNote(path=old, new_path=new, expected_version=expected_version)
         ]
-        for source_path in sorted(sources):
-            source = note if source_path == old else self.store.get_note(account, source_path)
-            if source is None:
-                continue
-            rewritten = md.rewrite_links(source.markdown, points_at_old, new_target)
-            if rewritten == source.markdown:
-                continue
+        for source_path in sorted(rewrites):
+            rewritten = rewrites[source_path]
             target_path = new if source_path == old else source_path
             check_note_size(target_path, rewritten)
-            changes.append(build_put(target_path, rewritten, source.version))
+            changes.append(build_put(target_path, rewritten, involved[source_path].version))
         result = self.commit(caller, changes)
         # The note as it ended up at ``new``: rewritten (if it linked to itself) or moved.
         moved = next(n for n in reversed(result) if n is not None and n.path == new)
