@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from memvault.domain.markdown import split_frontmatter
 
-DEFAULT_MAX_TOKENS = 200
-DEFAULT_OVERLAP = 40
+DEFAULT_MAX_TOKENS = 128
+DEFAULT_OVERLAP = 32
 
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _HEADING_RE = re.compile(r"[ ]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
