@@ -219,6 +219,33 @@ def org_members_and_sessions(c: RecordingClient, server: LiveServer, calls: set[
     other.close()
 
 
+def memory_profiles(c: RecordingClient) -> None:
+    made = ok(c.request("POST", "/v1/memories", json={"slug": "user-1", "name": "U"}), 201)
+    memory_id = made.json()["id"]
+    item = ok(
+        c.request(
+            "POST",
+            "/v1/memories/user-1/items",
+            json={"item_type": "fact", "text": "The user's dog is called Pixel."},
+        ),
+        201,
+    ).json()
+    assert item["embedded"] is True
+    edited = c.request(
+        "PATCH", f"/v1/memories/user-1/items/{item['id']}", json={"text": "Pixel is a dog."}
+    )
+    assert ok(edited).json()["text"] == "Pixel is a dog."
+    patched = ok(c.request("PATCH", f"/v1/memories/{memory_id}", json={"retention_days": 30}))
+    assert patched.json()["retention_days"] == 30
+    listed = ok(c.request("GET", "/v1/memories?q=user")).json()["memories"]
+    assert [m["slug"] for m in listed] == ["user-1"] and listed[0]["attachable"] is True
+    shown = ok(c.request("GET", "/v1/memories/user-1")).json()
+    assert shown["item_counts"] == {"guardrail": 0, "preference": 0, "fact": 1}
+    ok(c.request("DELETE", f"/v1/memories/user-1/items/{item['id']}"), 204)
+    ok(c.request("DELETE", "/v1/memories/user-1"), 204)
+    assert c.request("GET", f"/v1/memories/{memory_id}").status_code == 404
+
+
 def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
     calls: set[tuple[str, str]] = set()
     client = RecordingClient(aws_server, calls)
@@ -227,6 +254,7 @@ def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
         export_and_import(client)
         keys_account_and_billing(client)
         org_members_and_sessions(client, aws_server, calls)
+        memory_profiles(client)
     finally:
         client.close()
     # Every management route of the app must have been called above.

@@ -22,6 +22,7 @@ from memvault.api.app import create_app
 from memvault.container import Services
 from memvault.domain.identity import Role
 from memvault.domain.models import Toggles
+from memvault.domain.profiles import ItemType
 from memvault.http_edge import SESSION_COOKIE
 from tests.api.helpers import url
 from tests.support.people import PASSWORD, Org, make_org
@@ -49,6 +50,10 @@ class Targets:
     note: str = ""  # a live note's URL path (two versions)
     gone: str = ""  # a deleted note's
     moved: str = ""  # where a move may go
+    own_memory: str = ""  # a memory profile's id, the actor's own (an item in it)
+    own_item: str = ""
+    colleague_memory: str = ""  # a colleague's memory profile (an item in it)
+    colleague_item: str = ""
 
 
 def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
@@ -86,7 +91,13 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
     owner_invite = services.members.invite(
         owner, f"o-{actor}-{n}@x.test".replace(" ", ""), Role.OWNER
     )
+    own_memory, own_item = _memory_with_item(services, me.caller, f"own-{n}")
+    colleague_memory, colleague_item = _memory_with_item(services, colleague_caller, f"theirs-{n}")
     return Targets(
+        own_memory=own_memory,
+        own_item=own_item,
+        colleague_memory=colleague_memory,
+        colleague_item=colleague_item,
         colleague=colleague.member.id,
         colleague_key=colleague_key.key.id,
         own_key=own.key.id if actor != "vault key" else org.owner.vault_key.key.id,
@@ -98,6 +109,14 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
         gone=url(gone)[len("/v1/notes/") :],
         moved=f"roles/moved-{actor}-{n}.md".replace(" ", "-"),
     )
+
+
+def _memory_with_item(services: Services, caller: Any, slug: str) -> tuple[str, str]:
+    made = services.profiles.create(caller, slug=slug, name=slug)
+    _, item = services.profiles.add_item(
+        caller, made.id, item_type=ItemType.GUARDRAIL, text="Use metric units."
+    )
+    return made.id, item.id
 
 
 @dataclass(frozen=True)
@@ -126,6 +145,8 @@ TEMPLATE_PARAMS = {
     ("colleague", "owner_colleague"): "member_id",
     ("colleague_key", "own_key"): "key_id",
     ("member_invitation", "owner_invitation"): "invitation_id",
+    ("own_memory", "colleague_memory"): "memory",
+    ("own_item", "colleague_item"): "item_id",
 }
 
 
@@ -176,6 +197,37 @@ ROUTES = [
     Route("PATCH", "/v1/keys/{own_key}", OWNER, _json({"spend_cap_micros": 5})),
     Route("DELETE", "/v1/keys/{colleague_key}", ADMINS),
     Route("DELETE", "/v1/keys/{own_key}", PEOPLE),
+    # memory profiles: owners and admins read everyone's, owners edit any, admins delete
+    # a colleague's but do not edit it, members manage their own
+    Route("GET", "/v1/memories", PEOPLE),
+    Route("POST", "/v1/memories", PEOPLE, _json({"slug": "new", "name": "New"})),
+    Route("GET", "/v1/memories/{own_memory}", PEOPLE),
+    Route("GET", "/v1/memories/{colleague_memory}", ADMINS),
+    Route("PATCH", "/v1/memories/{own_memory}", PEOPLE, _json({"name": "Renamed"})),
+    Route("PATCH", "/v1/memories/{colleague_memory}", OWNER, _json({"active": False})),
+    Route("DELETE", "/v1/memories/{own_memory}", PEOPLE),
+    Route("DELETE", "/v1/memories/{colleague_memory}", ADMINS),
+    Route(
+        "POST",
+        "/v1/memories/{own_memory}/items",
+        PEOPLE,
+        _json({"item_type": "preference", "key": "tone", "text": "Brief."}),
+    ),
+    Route(
+        "POST",
+        "/v1/memories/{colleague_memory}/items",
+        OWNER,
+        _json({"item_type": "guardrail", "text": "Be kind."}),
+    ),
+    Route("PATCH", "/v1/memories/{own_memory}/items/{own_item}", PEOPLE, _json({"text": "Kg."})),
+    Route(
+        "PATCH",
+        "/v1/memories/{colleague_memory}/items/{colleague_item}",
+        OWNER,
+        _json({"text": "Kg."}),
+    ),
+    Route("DELETE", "/v1/memories/{own_memory}/items/{own_item}", PEOPLE),
+    Route("DELETE", "/v1/memories/{colleague_memory}/items/{colleague_item}", OWNER),
     # the audit log, oneself
     Route("GET", "/v1/audit", ADMINS),
     Route("GET", "/v1/me", EVERYONE),

@@ -15,8 +15,10 @@ from memvault.adapters.passwords import Argon2Hasher
 from memvault.domain.budgets import BucketPolicy
 from memvault.domain.pricing import PriceTable
 from memvault.ports import (
+    Embedder,
     IdentityStorage,
     Ledger,
+    MemoryProfileStore,
     PasswordHasher,
     RateLimiter,
     SearchIndex,
@@ -33,6 +35,7 @@ from memvault.services.hybrid import SemanticSearch
 from memvault.services.keys import KeyService
 from memvault.services.members import MemberService
 from memvault.services.org import OrgService
+from memvault.services.profiles import ProfileService
 from memvault.services.sessions import SessionService
 from memvault.services.transfer import ImportLimits, TransferService
 from memvault.services.vault import VaultService
@@ -62,6 +65,7 @@ class Services:
     # has one: what search, recall and memory profiles embed with.
     embedding: EmbeddingService
     vectors: VectorIndex | None
+    profiles: ProfileService  # memory profiles (memIDs)
 
 
 def build_services(
@@ -91,6 +95,9 @@ def build_services(
 
         db = Database(settings.sqlite_path)
         store = SqliteVaultStore(db)
+        from memvault.adapters.sqlite.profiles import SqliteProfileStore
+
+        profile_store: MemoryProfileStore = SqliteProfileStore(db)
         index = SqliteSearchIndex(db)
         if vectors is None and settings.embeddings != "off":
             from memvault.adapters.sqlite.vectors import SqliteVectorIndex
@@ -107,6 +114,9 @@ def build_services(
 
         aws_store, index, limiter = wiring.build(settings, policy)
         store = aws_store
+        from memvault.adapters.aws.profiles import DynamoProfileStore
+
+        profile_store = DynamoProfileStore(aws_store.table)
         ledger = DynamoLedger(aws_store.table)  # the same single table, its own items
         email_attempts = DynamoRateLimiter(aws_store.table, email_policy)
         client_attempts = DynamoRateLimiter(aws_store.table, client_policy)
@@ -129,6 +139,7 @@ def build_services(
     vector_sync: VectorSync | None = None
     if vectors is not None and embedding.embedder is not None:
         vector_sync = VectorSync(store, vectors, embedding)
+        semantic = SemanticSearch(vectors, embedding.embedder, embedding.embed_query)
     vault = VaultService(store, index, budgets, clock, semantic, vector_sync)
     transfer = TransferService(
         vault,
@@ -161,7 +172,18 @@ def build_services(
         callers=CallerResolver(accounts, store, sessions),
         embedding=embedding,
         vectors=vectors,
+        profiles=ProfileService(
+            profile_store, audit, billing, lambda: _embedder(settings, prices), clock
+        ),
     )
+
+
+def _embedder(settings: Settings, prices: PriceTable) -> Embedder | None:
+    """The configured embedder, built on first use (the local model loads in about a
+    tenth of a second; a process that never embeds never pays it)."""
+    from memvault.adapters.embeddings import build_embedder
+
+    return build_embedder(settings, prices)
 
 
 def sign_in_policies(settings: Settings) -> tuple[BucketPolicy, BucketPolicy]:

@@ -39,6 +39,7 @@ from memvault.domain.models import (
     UsageRecord,
     VersionInfo,
 )
+from memvault.domain.profiles import MemoryProfile, ProfileItem, ProfilePatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +345,72 @@ class AuditLog(Protocol):
 
     def expire_events(self, now: float, limit: int = 10_000) -> int:
         """Delete events past their retention (0 where a TTL does it)."""
+        ...
+
+
+class MemoryProfileStore(Protocol):
+    """Memory profiles (memIDs) and their items, per organisation; a fact's vector is
+    stored with its item, so deleting a memory removes everything of it in one place.
+    Every change to a memory or its items moves its ``revision``."""
+
+    def create_profile(self, profile: MemoryProfile) -> None:
+        """Raises Conflict(memory_exists) when its owner has a memory of that slug."""
+        ...
+
+    def get_profile(self, account_id: str, memory_id: str) -> MemoryProfile | None: ...
+    def profiles_by_slug(self, account_id: str, slug: str) -> list[MemoryProfile]:
+        """Every member's memory of that slug (management by slug), oldest first."""
+        ...
+
+    def owned_profiles(
+        self, account_id: str, owner_member_id: str, slugs: Collection[str]
+    ) -> dict[str, MemoryProfile]:
+        """slug -> the owner's memory of that slug, missing ones left out; in one round
+        trip (the gateway asks before every request that sends ``x-mem-id``)."""
+        ...
+
+    def list_profiles(
+        self, account_id: str, *, owner_member_id: str | None = None
+    ) -> list[MemoryProfile]:
+        """The organisation's memories (or one owner's), by slug then id."""
+        ...
+
+    def update_profile(
+        self, account_id: str, memory_id: str, patch: ProfilePatch, *, now: float
+    ) -> MemoryProfile:
+        """Raises NotFound(memory_not_found)."""
+        ...
+
+    def delete_profile(self, account_id: str, memory_id: str) -> bool:
+        """Forget the memory, its items and their vectors; False when there was none."""
+        ...
+
+    def list_items(self, account_id: str, memory_id: str) -> list[ProfileItem]:
+        """The memory's items, oldest first (then by id)."""
+        ...
+
+    def get_item(self, account_id: str, memory_id: str, item_id: str) -> ProfileItem | None: ...
+    def add_item(
+        self, account_id: str, item: ProfileItem, *, max_items: int, now: float
+    ) -> MemoryProfile:
+        """Add ``item`` to its memory, atomically with the count check. Raises
+        NotFound(memory_not_found), QuotaExceeded(memory_item_limit) at ``max_items``."""
+        ...
+
+    def update_item(self, account_id: str, item: ProfileItem, *, now: float) -> MemoryProfile:
+        """Replace the stored item of that id. Raises NotFound(memory_item_not_found)."""
+        ...
+
+    def delete_item(self, account_id: str, memory_id: str, item_id: str, *, now: float) -> bool: ...
+    def profiles_with_retention(self, limit: int = 10_000) -> list[MemoryProfile]:
+        """Memories of every organisation whose ``retention_days`` is set (the sweep)."""
+        ...
+
+    def delete_items_created_before(
+        self, account_id: str, memory_id: str, cutoff: float, *, now: float
+    ) -> int:
+        """Forget the memory's preferences and facts created before ``cutoff`` (never its
+        guardrails); how many."""
         ...
 
 

@@ -42,6 +42,7 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
             billing,
             keys,
             members,
+            memories,
             notes,
             org,
             sessions,
@@ -57,6 +58,7 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
         app.include_router(members.router)
         app.include_router(sessions.router)
         app.include_router(audit.router)
+        app.include_router(memories.router)  # memory profiles (memIDs)
         if services.settings.signup == "open":
             app.include_router(sessions.signup_router)
 

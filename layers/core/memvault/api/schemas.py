@@ -354,6 +354,14 @@ class UsageDayOut(BaseModel):
     memory_calls: dict[str, int]
     recalled_notes: int
     injected_tokens: int
+    injected_tokens_est: dict[str, int] = Field(
+        description="memvault's own count of what it added, by source: the vault recall"
+        " block and the memory profile blocks (an estimate, not a charge)."
+    )
+    memory_search_embed: dict[str, int] = Field(
+        description="The fact-search embedding calls of memory profiles: calls and"
+        " cost_micros (included in cost_micros)."
+    )
     cost_micros: int
     cost_usd: str
 
@@ -369,6 +377,14 @@ class UsageDayOut(BaseModel):
             memory_calls=dict(row.memory_calls),
             recalled_notes=row.recalled_notes,
             injected_tokens=row.injected_tokens,
+            injected_tokens_est={
+                "recall": row.injected_recall_tokens,
+                "profile": row.injected_profile_tokens,
+            },
+            memory_search_embed={
+                "calls": row.search_embed_calls,
+                "cost_micros": row.search_embed_micros,
+            },
             cost_micros=row.cost_micros,
             cost_usd=usd(row.cost_micros),
         )
@@ -379,12 +395,17 @@ class UsageOut(BaseModel):
     to: str
     days: list[UsageDayOut]
     totals: UsageDayOut
+    tracked_since: str = Field(
+        description="The first UTC day whose usage records (and their attribution) are"
+        " still kept; older ones are past the retention."
+    )
 
     @classmethod
     def of(cls, report: UsageReport) -> UsageOut:
         return cls(
             from_=report.from_day,
             to=report.to_day,
+            tracked_since=report.tracked_since,
             days=[UsageDayOut.of(d) for d in report.days],
             totals=UsageDayOut.of(report.totals),
         )

@@ -302,6 +302,24 @@ class UsageRecord:
     # counted when the money was held and the output memvault had received. Records
     # stored before this existed read as False.
     estimated: bool = False
+    # Attribution (memory profiles): of injected_tokens, what the vault recall block and
+    # the memory profile blocks added, and the request's fact-search embedding call
+    # (``memory_search_embed``: calls and cost, included in cost_micros). Records stored
+    # before these existed read as 0.
+    injected_recall_tokens: int = 0
+    injected_profile_tokens: int = 0
+    search_embed_calls: int = 0
+    search_embed_micros: int = 0
+
+    @property
+    def attribution(self) -> dict[str, int]:
+        """The attribution fields as one mapping (how the ledgers store them)."""
+        return {
+            "injected_recall_tokens": self.injected_recall_tokens,
+            "injected_profile_tokens": self.injected_profile_tokens,
+            "search_embed_calls": self.search_embed_calls,
+            "search_embed_micros": self.search_embed_micros,
+        }
 
     @property
     def day(self) -> str:
@@ -323,6 +341,18 @@ class UsageDay:
     recalled_notes: int = 0
     injected_tokens: int = 0
     cost_micros: int = 0
+    injected_recall_tokens: int = 0
+    injected_profile_tokens: int = 0
+    search_embed_calls: int = 0
+    search_embed_micros: int = 0
+
+
+ATTRIBUTION_FIELDS = (
+    "injected_recall_tokens",
+    "injected_profile_tokens",
+    "search_embed_calls",
+    "search_embed_micros",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,3 +361,4 @@ class UsageReport:
     to_day: str
     days: list[UsageDay]
     totals: UsageDay
+    tracked_since: str = ""  # the first UTC day whose records are still kept

@@ -62,6 +62,12 @@ class Action(StrEnum):
     REVOKE_KEY = "keys.revoke"
     READ_AUDIT = "audit.read"
     MANAGE_SELF = "self.manage"  # one's sessions, password, name and address
+    # Memory profiles (memIDs); target: the memory's owner. An admin may delete a
+    # colleague's (the erasure primitive outlives the colleague) but not edit it.
+    READ_MEMORY = "memories.read"
+    CREATE_MEMORY = "memories.create"
+    EDIT_MEMORY = "memories.edit"  # its fields and its items
+    DELETE_MEMORY = "memories.delete"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,10 @@ TABLE: dict[Action, Permission] = {
     Action.REVOKE_KEY:        Permission(ANY,       ANY,       OWN,    NO),
     Action.READ_AUDIT:        Permission(ANY,       ANY,       NO,     NO),
     Action.MANAGE_SELF:       Permission(OWN,       OWN,       OWN,    NO),
+    Action.READ_MEMORY:       Permission(ANY,       ANY,       OWN,    NO),
+    Action.CREATE_MEMORY:     Permission(OWN,       OWN,       OWN,    NO),
+    Action.EDIT_MEMORY:       Permission(ANY,       OWN,       OWN,    NO),
+    Action.DELETE_MEMORY:     Permission(ANY,       ANY,       OWN,    NO),
 }
 # fmt: on
 

@@ -51,6 +51,12 @@ from memvault.gateway.planning import (
     injected_tokens,
     plan_request,
 )
+from memvault.gateway.profiles import (
+    APPLIED_HEADER,
+    ProfileStep,
+    attach_profiles,
+    requested_slugs,
+)
 from memvault.gateway.rounds import (
     RoundState,
     check_round,
@@ -102,6 +108,7 @@ class Exchange:
     status: int = 200
     outcome: str = "ok"
     closed: bool = False
+    profile: ProfileStep | None = None  # what x-mem-id attached (None: no header)
 
     @property
     def model(self) -> str:
@@ -116,7 +123,14 @@ class Exchange:
         }
         if self.plan.notices:
             headers[NOTICE_HEADER] = "; ".join(self.plan.notices)
+        if self.profile is not None:  # always, when x-mem-id was sent (even empty)
+            headers[APPLIED_HEADER] = self.profile.applied_header
         return headers
+
+    @property
+    def injected(self) -> int:
+        """Tokens memvault added: recall, memory tools and the memory profile blocks."""
+        return injected_tokens(self.plan) + (self.profile.tokens if self.profile else 0)
 
     def add_usage(self, usage: Usage, *, estimated: bool) -> None:
         self.usage.add(usage)
@@ -229,16 +243,21 @@ class Gateway:
         key = authenticate()
         body = parse_object(raw_body)
         api.validate(body)
+        slugs = requested_slugs(headers)  # more than 16: a 400 before anything is held
         plan = plan_request(self.services, self.recaller, api, key, body, headers)
+        profile: ProfileStep | None = None
+        if slugs is not None:
+            plan.body, profile = attach_profiles(self.services, api, key, body, plan.body, slugs)
         billing = self.services.billing
         price = billing.price(str(body["model"]))
         allowance = api.output_allowance(body, self.services.settings.default_output_allowance)
         sends = MAX_TOOL_ROUNDS + 1 if plan.tools_on else 1
         # The client's request plus what memvault added (counted when it was built), so the
         # recall block is not tokenized twice.
-        prompt = math.ceil(
-            (estimate_request_tokens(body) + injected_tokens(plan)) * api.token_margin
-        )
+        # Spend caps and the balance are checked on the request as assembled: memory
+        # profiles attached can make a key near its cap be refused.
+        added = injected_tokens(plan) + (profile.tokens if profile else 0)
+        prompt = math.ceil((estimate_request_tokens(body) + added) * api.token_margin)
         amount = reservation_micros(price, prompt, allowance, sends)
         reservation = billing.reserve(key, amount)  # past what a ledger holds: a 400
         return Exchange(
@@ -254,6 +273,7 @@ class Gateway:
             rounds=RoundState(plan.caller),
             prompt_tokens=prompt,
             started_at=billing.clock(),
+            profile=profile,
         )
 
     # ------------------------------------------------------------------ whole answers
@@ -479,7 +499,10 @@ class Gateway:
         if ex.closed:
             return
         ex.closed = True
+        embed_calls = ex.profile.embed_calls if ex.profile else 0
+        embed_micros = ex.profile.embed_cost_micros if ex.profile else 0
         cost = cost_micros(ex.price, ex.usage.input_tokens, ex.usage.output_tokens)
+        cost += embed_micros
         record = UsageRecord(
             id=uuid.uuid4().hex,
             account_id=ex.key.account_id,
@@ -491,7 +514,7 @@ class Gateway:
             rounds=ex.rounds.rounds,
             memory_calls=dict(ex.rounds.calls_by_tool),
             recalled_notes=ex.plan.recalled,
-            injected_tokens=injected_tokens(ex.plan),
+            injected_tokens=ex.injected,
             cost_micros=cost,
             status=ex.status,
             outcome=ex.outcome,
@@ -499,6 +522,10 @@ class Gateway:
             duration_ms=round(ex.timer.elapsed_ms()),
             overhead_ms=round(ex.timer.overhead_ms()),
             estimated=ex.estimated,
+            injected_recall_tokens=ex.plan.recall.tokens if ex.plan.recall else 0,
+            injected_profile_tokens=ex.profile.tokens if ex.profile else 0,
+            search_embed_calls=embed_calls,
+            search_embed_micros=embed_micros,
         )
         billing = self.services.billing
         await self.worker.run(_settle_and_record, billing, ex.reservation, cost, record)

@@ -61,6 +61,10 @@ def _add(row: UsageDay, record: UsageRecord) -> UsageDay:
         recalled_notes=row.recalled_notes + record.recalled_notes,
         injected_tokens=row.injected_tokens + record.injected_tokens,
         cost_micros=row.cost_micros + record.cost_micros,
+        injected_recall_tokens=row.injected_recall_tokens + record.injected_recall_tokens,
+        injected_profile_tokens=row.injected_profile_tokens + record.injected_profile_tokens,
+        search_embed_calls=row.search_embed_calls + record.search_embed_calls,
+        search_embed_micros=row.search_embed_micros + record.search_embed_micros,
     )
 
 
@@ -158,8 +162,17 @@ class BillingService:
         )
         days, totals = aggregate(records)
         return UsageReport(
-            from_day=from_day.isoformat(), to_day=to_day.isoformat(), days=days, totals=totals
+            from_day=from_day.isoformat(),
+            to_day=to_day.isoformat(),
+            days=days,
+            totals=totals,
+            tracked_since=self.tracked_since(),
         )
+
+    def tracked_since(self) -> str:
+        """The first UTC day whose usage records (and their attribution) are still kept:
+        older ones have passed ``usage_retention_days`` and are gone."""
+        return self.default_range(self.usage_retention_days)[0].isoformat()
 
     def default_range(self, days: int = 30) -> tuple[date, date]:
         """The last ``days`` UTC days, today included."""

@@ -37,6 +37,10 @@ def _sum(rows: list[UsageDay]) -> UsageDay:
             recalled_notes=totals.recalled_notes + row.recalled_notes,
             injected_tokens=totals.injected_tokens + row.injected_tokens,
             cost_micros=totals.cost_micros + row.cost_micros,
+            injected_recall_tokens=totals.injected_recall_tokens + row.injected_recall_tokens,
+            injected_profile_tokens=totals.injected_profile_tokens + row.injected_profile_tokens,
+            search_embed_calls=totals.search_embed_calls + row.search_embed_calls,
+            search_embed_micros=totals.search_embed_micros + row.search_embed_micros,
         )
     return totals
 

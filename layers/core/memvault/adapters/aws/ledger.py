@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError
 from memvault.adapters.aws import keys
 from memvault.adapters.aws.clients import aws_errors, error_code
 from memvault.adapters.aws.dynamo import Item, Table, deserialize, key, serialize, values
-from memvault.domain.models import Balance, Reservation, UsageRecord
+from memvault.domain.models import ATTRIBUTION_FIELDS, Balance, Reservation, UsageRecord
 from memvault.domain.pricing import (
     capped,
     check_amount,
@@ -89,6 +89,7 @@ def _usage(item: Item) -> UsageRecord:
         duration_ms=item["duration_ms"],
         overhead_ms=item["overhead_ms"],
         estimated=bool(item.get("estimated", False)),  # absent on records made before it
+        **{name: int((item.get("attribution") or {}).get(name, 0)) for name in ATTRIBUTION_FIELDS},
     )
 
 
@@ -352,6 +353,7 @@ class DynamoLedger:
                 "duration_ms": capped(record.duration_ms),
                 "overhead_ms": capped(record.overhead_ms),
                 "estimated": record.estimated,
+                "attribution": {k: capped(v) for k, v in record.attribution.items()},
                 keys.TTL_ATTRIBUTE: int(expires_at),  # TTL wants whole epoch seconds
             }
         )

@@ -198,6 +198,8 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     # The ledger's table (adapters/sqlite/ledger.py): 1 when the tokens are memvault's
     # estimate, not upstream's report; records made before it read as exact.
     ("usage_records", "estimated", "INTEGER NOT NULL DEFAULT 0"),
+    # Attribution of injected tokens and fact-search embeddings (memory profiles).
+    ("usage_records", "attribution", "TEXT NOT NULL DEFAULT '{}'"),
 ]
 
 

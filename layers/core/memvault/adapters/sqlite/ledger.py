@@ -18,7 +18,7 @@ import sqlite3
 import uuid
 
 from memvault.adapters.sqlite.db import Database
-from memvault.domain.models import Balance, Reservation, UsageRecord
+from memvault.domain.models import ATTRIBUTION_FIELDS, Balance, Reservation, UsageRecord
 from memvault.domain.pricing import (
     capped,
     check_amount,
@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS usage_records (
     duration_ms INTEGER NOT NULL,
     overhead_ms INTEGER NOT NULL,
     expires_at REAL NOT NULL,
-    estimated INTEGER NOT NULL DEFAULT 0  -- 1: memvault's count (a stream cut short)
+    estimated INTEGER NOT NULL DEFAULT 0,  -- 1: memvault's count (a stream cut short)
+    attribution TEXT NOT NULL DEFAULT '{}'  -- JSON: UsageRecord.attribution
 );
 CREATE INDEX IF NOT EXISTS usage_by_day ON usage_records(account_id, day, started_at);
 CREATE INDEX IF NOT EXISTS usage_by_expiry ON usage_records(expires_at);
@@ -107,7 +108,13 @@ def _usage(row: sqlite3.Row) -> UsageRecord:
         duration_ms=row["duration_ms"],
         overhead_ms=row["overhead_ms"],
         estimated=bool(row["estimated"]),
+        **_attribution(row["attribution"]),
     )
+
+
+def _attribution(raw: str | None) -> dict[str, int]:
+    stored = json.loads(raw or "{}")
+    return {name: int(stored.get(name, 0)) for name in ATTRIBUTION_FIELDS}
 
 
 class SqliteLedger:
@@ -261,8 +268,8 @@ class SqliteLedger:
                 "INSERT OR IGNORE INTO usage_records (id, account_id, key_id, day, model,"
                 " api_format, input_tokens, output_tokens, rounds, memory_calls, recalled_notes,"
                 " injected_tokens, cost_micros, status, outcome, started_at, duration_ms,"
-                " overhead_ms, expires_at, estimated)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " overhead_ms, expires_at, estimated, attribution)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.id,
                     record.account_id,
@@ -284,6 +291,9 @@ class SqliteLedger:
                     capped(record.overhead_ms),
                     expires_at,
                     int(record.estimated),
+                    json.dumps(
+                        {k: capped(v) for k, v in record.attribution.items()}, sort_keys=True
+                    ),
                 ),
             )
 

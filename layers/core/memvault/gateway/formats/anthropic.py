@@ -87,6 +87,17 @@ class AnthropicMessages(ApiFormat):
             if isinstance(tool, dict) and isinstance(tool.get("name"), str)
         }
 
+    def with_system_prefix(self, body: Json, block: str) -> Json:
+        out = dict(body)
+        system = body.get("system")
+        if system is None or system == "":
+            out["system"] = block
+        elif isinstance(system, str):
+            out["system"] = [{"type": "text", "text": block}, {"type": "text", "text": system}]
+        else:
+            out["system"] = [{"type": "text", "text": block}, *system]
+        return out
+
     def with_memory_tools(self, body: Json) -> Json:
         out = dict(body)
         out["tools"] = [*(body.get("tools") or []), *MEMORY_TOOLS]

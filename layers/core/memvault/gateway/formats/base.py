@@ -333,6 +333,12 @@ class ApiFormat(ABC):
         return out
 
     @abstractmethod
+    def with_system_prefix(self, body: Json, block: str) -> Json:
+        """A copy of ``body`` whose system prompt starts with ``block`` (a memory profile's
+        stable block), made when the request has none; the client's own system text
+        follows unchanged."""
+
+    @abstractmethod
     def with_memory_tools(self, body: Json) -> Json:
         """A copy of ``body`` with the memory tools after the client's, and the system note."""
 

@@ -85,6 +85,23 @@ class OpenAIChat(ApiFormat):
                     names.add(tool["name"])
         return names
 
+    def with_system_prefix(self, body: Json, block: str) -> Json:
+        out = dict(body)
+        messages = list(body["messages"])
+        first = messages[0] if messages else None
+        if isinstance(first, dict) and first.get("role") in _LEADING_ROLES:
+            content = first.get("content")
+            if isinstance(content, str):
+                messages[0] = {**first, "content": f"{block}\n\n{content}" if content else block}
+            elif isinstance(content, list):
+                messages[0] = {**first, "content": [{"type": "text", "text": block}, *content]}
+            else:
+                messages.insert(0, {"role": "system", "content": block})
+        else:
+            messages.insert(0, {"role": "system", "content": block})
+        out["messages"] = messages
+        return out
+
     def with_memory_tools(self, body: Json) -> Json:
         out = dict(body)
         out["tools"] = [*(body.get("tools") or []), *MEMORY_TOOLS]
