@@ -27,6 +27,7 @@ retention = RetentionService(
     sessions=services.sessions,
     members=services.members,
     audit=services.audit,
+    profiles=services.profiles,
 )
 
 

@@ -752,3 +752,25 @@ def test_reindex_rebuilds_the_local_index(cli: Cli, tmp_path: Path) -> None:
         "reindex", env=clean_env(MEMVAULT_DATA_DIR=str(tmp_path / "none")), cwd=cli.cwd
     )
     assert "no vault in" in failed(empty, code=1)
+
+
+def test_reindex_vectors_re_embeds_with_the_configured_model(cli: Cli) -> None:
+    if cli.server.services.settings.backend != "sqlite":
+        pytest.skip("reindex rebuilds the embedded (SQLite) backend's index")
+    seed_search(cli)
+    vectors = cli.server.services.vectors
+    assert vectors is not None
+    vectors.clear(LOCAL_ACCOUNT_ID)
+    data_dir = cli.server.services.settings.data_dir
+    # Another model than the server's: 128 leading dimensions of the local table.
+    env = clean_env(MEMVAULT_DATA_DIR=str(data_dir), MEMVAULT_EMBEDDINGS_DIMENSION="128")
+    result = invoke_memvault("reindex", "--vectors", env=env, cwd=cli.cwd)
+    assert result.code == 0, str(result)
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == "reindexed 4 notes of account local"
+    assert re.fullmatch(r"re-embedded with wordllama-l2-supercat-128: \d+ chunks", lines[1])
+    assert vectors.indexed_models(LOCAL_ACCOUNT_ID).keys() == {"wordllama-l2-supercat-128"}
+    off = invoke_memvault(
+        "reindex", "--vectors", env={**env, "MEMVAULT_EMBEDDINGS": "off"}, cwd=cli.cwd
+    )
+    assert off.stdout.strip().splitlines()[1].startswith("vectors: off")

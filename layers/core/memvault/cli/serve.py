@@ -113,11 +113,20 @@ def reindex(
         str | None,
         typer.Option(help="Account id (default: the embedded install's local account)."),
     ] = None,
+    vectors: Annotated[
+        bool,
+        typer.Option(
+            "--vectors",
+            help="Also re-embed every note with the configured model (MEMVAULT_EMBEDDINGS).",
+        ),
+    ] = False,
 ) -> None:
     """Rebuild an account's search index (and link index) from storage, on this backend.
 
     Runs against storage directly (MEMVAULT_BACKEND and its settings), not the server:
-    it is the repair tool for an index that fell behind or was lost.
+    it is the repair tool for an index that fell behind or was lost. With --vectors, every
+    note's vectors are made again with the configured embedding model (after a model
+    change, or to mend vectors that fell behind).
     """
     from memvault.container import get_services
     from memvault.errors import MemvaultError
@@ -140,12 +149,22 @@ def reindex(
         # directory lists it), then the index.
         upgraded = services.accounts.upgrade(account_id)
         services.store.list_organisation(account_id)
-        count = services.vault.reindex(account_id)
+        count = services.vault.reindex(account_id, vectors=vectors)
+        status = services.vault.vectors.vault_status(account_id) if services.vault.vectors else None
     except MemvaultError as exc:
         fail(exc)
     if upgraded:
         out.print(Text(f"gave {plural(upgraded, 'key')} with no owner to the first owner"))
     out.print(Text(f"reindexed {plural(count, 'note')} of account {account_id}"))
+    if vectors and status is None:
+        out.print(Text("vectors: off (MEMVAULT_EMBEDDINGS=off, or no vector index here)"))
+    elif vectors and status is not None:
+        out.print(
+            Text(
+                f"re-embedded with {status.model}: {plural(status.chunks, 'chunk')}"
+                + (f", {plural(status.queued, 'note')} still queued" if status.queued else "")
+            )
+        )
 
 
 def init_search(

@@ -18,6 +18,7 @@ from memvault.ports import RetentionSweep
 from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
 from memvault.services.members import MemberService
+from memvault.services.profiles import ProfileService
 from memvault.services.sessions import SessionService
 
 log = logging.getLogger("memvault.retention")
@@ -51,6 +52,7 @@ class RetentionService:
         sessions: SessionService | None = None,
         members: MemberService | None = None,
         audit: AuditService | None = None,
+        profiles: ProfileService | None = None,
     ) -> None:
         self.billing = billing
         self.store = store
@@ -71,6 +73,10 @@ class RetentionService:
             self.sweeps["invitations_expired"] = lambda _now: members.expire_invitations()
         if audit is not None:
             self.sweeps["audit_events_expired"] = lambda _now: audit.expire()
+        # Memory profiles' preferences and facts past their memory's retention_days
+        # (they stopped being sent when they expired; guardrails never expire).
+        if profiles is not None:
+            self.sweeps["memory_items_expired"] = profiles.sweep_expired
 
     def purge_deleted_notes(self, now: float) -> int:
         """Forget notes deleted more than the keep period ago, with their history."""
