@@ -598,7 +598,9 @@ class Ledger(Protocol):
 
     def add_balance(self, account_id: str, delta_micros: int) -> Balance:
         """Credit (or, negative, correct) a metered balance; an unmetered account becomes
-        metered starting from zero."""
+        metered starting from zero. A correction that would take the balance below zero
+        changes nothing and raises InvalidInput (``balance_would_go_negative``), checked
+        atomically with the write."""
         ...
 
     def reserve(

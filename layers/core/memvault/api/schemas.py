@@ -62,12 +62,19 @@ class NoteOut(NoteSummaryOut):
     frontmatter: dict[str, Any]
     frontmatter_error: str | None
     links: list[LinkOut]
+    # Whether the note is searchable by meaning yet: "indexed" (its chunks are embedded
+    # with the configured model), "pending" (waiting in the outbox, or embedded with an
+    # older model) or "off" (embeddings are off, or the backend has no vector index).
+    vector_status: Literal["indexed", "pending", "off"]
 
     @classmethod
-    def of_note(cls, note: Note) -> NoteOut:
+    def of_note(
+        cls, note: Note, vector_status: Literal["indexed", "pending", "off"] = "off"
+    ) -> NoteOut:
         parsed = md.parse_note(note.path, note.markdown)
         return cls(
             **NoteSummaryOut.of(note.summary()).model_dump(),
+            vector_status=vector_status,
             markdown=note.markdown,
             frontmatter=parsed.frontmatter,
             frontmatter_error=parsed.frontmatter_error,

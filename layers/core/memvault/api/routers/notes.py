@@ -168,7 +168,7 @@ def read_note(
     if if_none_match is not None and _matches(if_none_match, note.version):
         return Response(status_code=304, headers={"ETag": f'"{note.version}"'})
     _etag(response, note.version)
-    return schemas.NoteOut.of_note(note)
+    return schemas.NoteOut.of_note(note, svc.vault.vector_status(caller, note.path))
 
 
 # A JSON body may be longer than the note it carries (escapes); the note's own limit is
