@@ -89,10 +89,20 @@ def test_any_key_reads_the_balance_but_only_admins_change_it(
     assert admin.get("/v1/balance").json()["balance_micros"] == 42
 
 
+def test_a_correction_past_the_balance_is_a_400(admin: httpx.Client) -> None:
+    admin.post("/v1/balance", json={"set_micros": 1_000})
+    error_of(
+        admin.post("/v1/balance", json={"add_micros": -1_001}), 400, "balance_would_go_negative"
+    )
+    assert admin.get("/v1/balance").json()["balance_micros"] == 1_000
+    assert admin.post("/v1/balance", json={"add_micros": -1_000}).json()["balance_micros"] == 0
+
+
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
         ({}, 400, "invalid_balance_change"),
+        ({"add_micros": -1}, 400, "balance_would_go_negative"),
         ({"set_micros": 1, "add_micros": 1}, 400, "invalid_balance_change"),
         ({"add_micros": None}, 400, "invalid_balance_change"),
         ({"add_micros": "5"}, 400, "invalid_input"),

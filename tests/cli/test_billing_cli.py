@@ -67,6 +67,11 @@ def test_balance_refusals(cli: Cli, live_server: LiveServer) -> None:
     assert "one of --set, --add" in cli.failed("balance", "--set", "1", "--add", "1")
     assert "amount in USD" in cli.failed("balance", "--add", "ten")
     assert "amount in USD" in cli.failed("balance", "--set", "1.1234567")
+    cli.json("balance", "--set", "1")
+    refused = cli.failed("balance", "--add", "-1.000001")
+    assert "balance_would_go_negative (400)" in refused and "below zero" in refused
+    assert cli.json("balance")["balance_micros"] == 1_000_000
+    cli.json("balance", "--unmetered")
     plain = cli.json("keys", "create", "plain")["secret"]
     assert cli.ok("balance", key=plain).startswith("unmetered")  # any key may look
     assert "admin_required (403)" in cli.failed("balance", "--set", "5", key=plain)

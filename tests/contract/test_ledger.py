@@ -169,6 +169,28 @@ def test_add_and_set_balance(services: Services) -> None:
         services.billing.add_balance(LOCAL_ACCOUNT_ID, 2**60)
 
 
+def test_a_correction_never_takes_a_balance_below_zero(services: Services) -> None:
+    # set_balance refuses a negative balance; a negative add must not reach one either
+    services.billing.set_balance(LOCAL_ACCOUNT_ID, 300)
+    with pytest.raises(InvalidInput) as refused:
+        services.billing.add_balance(LOCAL_ACCOUNT_ID, -301)
+    assert refused.value.code == "balance_would_go_negative"
+    assert "$0.000300" in str(refused.value)
+    assert services.billing.balance(LOCAL_ACCOUNT_ID).balance_micros == 300  # unchanged
+    assert services.billing.add_balance(LOCAL_ACCOUNT_ID, -300).balance_micros == 0
+    with pytest.raises(InvalidInput):
+        services.billing.add_balance(LOCAL_ACCOUNT_ID, -1)
+    assert services.billing.add_balance(LOCAL_ACCOUNT_ID, 5).balance_micros == 5
+
+
+def test_a_correction_of_an_unmetered_account_is_refused(services: Services) -> None:
+    # unmetered: a credit meters it from zero, a correction would start it in debt
+    with pytest.raises(InvalidInput) as refused:
+        services.billing.add_balance(LOCAL_ACCOUNT_ID, -1)
+    assert refused.value.code == "balance_would_go_negative"
+    assert services.billing.balance(LOCAL_ACCOUNT_ID).balance_micros is None
+
+
 def test_holds_in_flight_survive_a_switch_to_unmetered(services: Services) -> None:
     key = issue(services)
     services.billing.set_balance(LOCAL_ACCOUNT_ID, 1_000)

@@ -175,6 +175,16 @@ def check_amount(amount_micros: int) -> None:
         raise amount_too_large(amount_micros)
 
 
+def balance_would_go_negative(balance_micros: int | None, delta_micros: int) -> InvalidInput:
+    """The refusal of a correction that would take a balance below zero (both ledgers)."""
+    now = "unmetered (no balance)" if balance_micros is None else usd(balance_micros)
+    return InvalidInput(
+        f"this correction of {usd(delta_micros)} would take the balance below zero (it is"
+        f" {now}); correct by at most the balance, or set it to 0 to stop metered requests",
+        code="balance_would_go_negative",
+    )
+
+
 # The two refusals of a reservation, worded once for both ledgers.
 def insufficient_balance(available_micros: int, needed_micros: int) -> PaymentRequired:
     return PaymentRequired(

@@ -34,6 +34,7 @@ from memvault.adapters.aws.clients import aws_errors, error_code
 from memvault.adapters.aws.dynamo import Item, Table, deserialize, key, serialize, values
 from memvault.domain.models import ATTRIBUTION_FIELDS, Balance, Reservation, UsageRecord
 from memvault.domain.pricing import (
+    balance_would_go_negative,
     capped,
     check_amount,
     insufficient_balance,
@@ -127,12 +128,26 @@ class DynamoLedger:
 
     def add_balance(self, account_id: str, delta_micros: int) -> Balance:
         # ADD on an absent attribute starts from zero: an unmetered account becomes metered.
-        item = self.table.update(
-            Key=key(keys.account_pk(account_id), BALANCE_SK),
-            UpdateExpression="ADD balance :d",
-            ExpressionAttributeValues=values({":d": delta_micros}),
-            ReturnValues="ALL_NEW",
-        )
+        kwargs: dict[str, Any] = {}
+        attrs: dict[str, Any] = {":d": delta_micros}
+        if delta_micros < 0:
+            # a correction never crosses zero: the condition is checked with the write
+            kwargs["ConditionExpression"] = "balance >= :floor"
+            attrs[":floor"] = -delta_micros
+        try:
+            item = self.table.update(
+                Key=key(keys.account_pk(account_id), BALANCE_SK),
+                UpdateExpression="ADD balance :d",
+                ExpressionAttributeValues=values(attrs),
+                ReturnValues="ALL_NEW",
+                **kwargs,
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+            raise balance_would_go_negative(
+                self.get_balance(account_id).balance_micros, delta_micros
+            ) from None
         return Balance(account_id, item.get("balance"), int(item.get("held", 0)))
 
     # ------------------------------------------------------------------ holds

@@ -20,6 +20,7 @@ import uuid
 from memvault.adapters.sqlite.db import Database
 from memvault.domain.models import ATTRIBUTION_FIELDS, Balance, Reservation, UsageRecord
 from memvault.domain.pricing import (
+    balance_would_go_negative,
     capped,
     check_amount,
     insufficient_balance,
@@ -143,6 +144,12 @@ class SqliteLedger:
 
     def add_balance(self, account_id: str, delta_micros: int) -> Balance:
         with self.db.transaction() as conn:
+            if delta_micros < 0:
+                # read and write in one transaction: a correction never crosses zero, and a
+                # credit racing it is either before (counted) or after
+                current = self._read_balance(conn, account_id).balance_micros
+                if (current or 0) + delta_micros < 0:
+                    raise balance_would_go_negative(current, delta_micros)
             conn.execute(
                 "INSERT INTO balances (account_id, balance_micros) VALUES (?, ?)"
                 " ON CONFLICT (account_id) DO UPDATE SET"
