@@ -22,7 +22,6 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -60,13 +59,86 @@ CREATE TABLE IF NOT EXISTS vector_accounts (
 CACHE_ROWS = 400_000
 
 
-@dataclass(frozen=True, slots=True)
 class _Matrix:
-    generation: int
-    ids: npt.NDArray[np.int64]
-    vectors: npt.NDArray[np.float32]
-    paths: npt.NDArray[np.str_]
-    tags: dict[str, npt.NDArray[np.int64]]  # tag key (and each ancestor) -> row numbers
+    """One (account, model)'s vectors in memory, as of ``generation``. Writes made by this
+    process are applied in place (rows of a replaced or deleted note are marked dead, new
+    rows appended into spare capacity); a write by another process moves the generation
+    past what this process applied, and the matrix is read again."""
+
+    def __init__(
+        self,
+        generation: int,
+        ids: list[int],
+        vectors: npt.NDArray[np.float32],
+        paths: list[str],
+        tags: list[list[str]],
+    ) -> None:
+        self.generation = generation
+        self.dimension = int(vectors.shape[1]) if vectors.size else 0
+        self.size = len(ids)
+        capacity = max(16, self.size)
+        self.ids = np.zeros(capacity, dtype=np.int64)
+        self.ids[: self.size] = ids
+        self.vectors = np.zeros((capacity, max(self.dimension, 1)), dtype=np.float32)
+        if self.size:
+            self.vectors[: self.size] = vectors
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.alive[: self.size] = True
+        self.dead = 0
+        self.paths: list[str] = list(paths)
+        self._path_array: npt.NDArray[np.str_] | None = None
+        self.rows_of: dict[str, list[int]] = {}
+        self.tags: dict[str, list[int]] = {}
+        for row, (path, keys) in enumerate(zip(paths, tags, strict=True)):
+            self.rows_of.setdefault(path, []).append(row)
+            for key in keys:
+                self.tags.setdefault(key, []).append(row)
+
+    def remove(self, path: str) -> None:
+        for row in self.rows_of.pop(path, []):
+            if self.alive[row]:
+                self.alive[row] = False
+                self.dead += 1
+
+    def append(self, rows: Sequence[tuple[int, str, list[str], bytes]]) -> bool:
+        """Add (id, path, tag keys, vector) rows; False when a row's dimension differs."""
+        for row_id, path, keys, blob in rows:
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if self.dimension == 0:
+                self.dimension = len(vector)
+                self.vectors = np.zeros((len(self.ids), self.dimension), dtype=np.float32)
+            if len(vector) != self.dimension:
+                return False
+            if self.size == len(self.ids):
+                self._grow()
+            row = self.size
+            self.size += 1
+            self.ids[row] = row_id
+            self.vectors[row] = vector
+            self.alive[row] = True
+            self.paths.append(path)
+            self._path_array = None
+            self.rows_of.setdefault(path, []).append(row)
+            for key in keys:
+                self.tags.setdefault(key, []).append(row)
+        return True
+
+    def _grow(self) -> None:
+        capacity = 2 * len(self.ids)
+        self.ids = np.resize(self.ids, capacity)
+        self.alive = np.concatenate([self.alive, np.zeros(capacity - len(self.alive), bool)])
+        grown = np.zeros((capacity, self.vectors.shape[1]), dtype=np.float32)
+        grown[: self.size] = self.vectors[: self.size]
+        self.vectors = grown
+
+    def path_array(self) -> npt.NDArray[np.str_]:
+        if self._path_array is None:
+            self._path_array = np.array(self.paths, dtype=np.str_)
+        return self._path_array
+
+    @property
+    def live_rows(self) -> int:
+        return self.size - self.dead
 
 
 def _blob(vector: Sequence[float], dimension: int) -> bytes:
@@ -82,6 +154,8 @@ class SqliteVectorIndex:
         db.add_schema(SCHEMA)
         self._cache: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
         self._cache_rows = cache_rows
+        # One lock for the cache and every matrix in it: searches read a matrix while
+        # this process's writes patch it.
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ writes
@@ -117,7 +191,18 @@ class SqliteVectorIndex:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
-            self._bump(conn, account_id)
+            stored = conn.execute(
+                "SELECT id, model, tag_keys, vector FROM vector_chunks"
+                " WHERE account_id = ? AND path = ? ORDER BY chunk_index",
+                (account_id, path),
+            ).fetchall()
+            before, after = self._bump(conn, account_id)
+        added: dict[str, list[tuple[int, str, list[str], bytes]]] = {}
+        for r in stored:
+            added.setdefault(r["model"], []).append(
+                (int(r["id"]), path, json.loads(r["tag_keys"]), r["vector"])
+            )
+        self._patch(account_id, before, after, [path], added)
 
     def delete_notes(self, account_id: str, paths: Collection[str]) -> None:
         if not paths:
@@ -127,20 +212,55 @@ class SqliteVectorIndex:
                 "DELETE FROM vector_chunks WHERE account_id = ? AND path = ?",
                 [(account_id, p) for p in paths],
             )
-            self._bump(conn, account_id)
+            before, after = self._bump(conn, account_id)
+        self._patch(account_id, before, after, list(paths), {})
 
     def clear(self, account_id: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM vector_chunks WHERE account_id = ?", (account_id,))
             self._bump(conn, account_id)
+        with self._lock:
+            for key in [k for k in self._cache if k[0] == account_id]:
+                del self._cache[key]
 
     @staticmethod
-    def _bump(conn: sqlite3.Connection, account_id: str) -> None:
+    def _bump(conn: sqlite3.Connection, account_id: str) -> tuple[int, int]:
+        """Move the account's generation; (before, after), in the write's transaction."""
+        row = conn.execute(
+            "SELECT generation FROM vector_accounts WHERE account_id = ?", (account_id,)
+        ).fetchone()
+        before = int(row["generation"]) if row is not None else 0
         conn.execute(
-            "INSERT INTO vector_accounts (account_id, generation) VALUES (?, 1)"
-            " ON CONFLICT(account_id) DO UPDATE SET generation = generation + 1",
-            (account_id,),
+            "INSERT INTO vector_accounts (account_id, generation) VALUES (?, ?)"
+            " ON CONFLICT(account_id) DO UPDATE SET generation = excluded.generation",
+            (account_id, before + 1),
         )
+        return before, before + 1
+
+    def _patch(
+        self,
+        account_id: str,
+        before: int,
+        after: int,
+        removed: Sequence[str],
+        added: dict[str, list[tuple[int, str, list[str], bytes]]],
+    ) -> None:
+        """Apply this process's write to the account's cached matrices, when they are of
+        the generation the write started from; drop them otherwise."""
+        with self._lock:
+            for key in [k for k in self._cache if k[0] == account_id]:
+                matrix = self._cache[key]
+                if matrix.generation != before:
+                    del self._cache[key]
+                    continue
+                for path in removed:
+                    matrix.remove(path)
+                if not matrix.append(added.get(key[1], [])) or (
+                    matrix.dead > 1024 and matrix.dead > matrix.size // 4
+                ):
+                    del self._cache[key]  # read again, compact, on the next search
+                    continue
+                matrix.generation = after
 
     # ------------------------------------------------------------------ reads
     def indexed_models(self, account_id: str) -> dict[str, int]:
@@ -156,8 +276,6 @@ class SqliteVectorIndex:
         return {r["model"]: int(r["n"]) for r in rows}
 
     def indexed_paths(self, account_id: str, paths: Collection[str]) -> dict[str, str]:
-        """path -> the model its chunks were embedded with, for those of ``paths`` that have
-        chunks (a note whose chunks mix models reports the first by name)."""
         if not paths:
             return {}
         conn = self.db.connection()
@@ -183,30 +301,32 @@ class SqliteVectorIndex:
     ) -> list[VectorHit]:
         if limit <= 0:
             return []
-        matrix = self._matrix(account_id, model)
-        if matrix is None or not len(matrix.ids):
-            return []
         query = np.asarray(vector, dtype=np.float32)
-        if query.shape != (matrix.vectors.shape[1],):
-            return []  # a query of another dimension cannot be of this model
-        rows: npt.NDArray[np.int64] | None = None
-        if tag:
-            rows = matrix.tags.get(tag_key(tag))
-            if rows is None:
+        with self._lock:
+            matrix = self._matrix(account_id, model)
+            if matrix is None or matrix.live_rows == 0 or query.shape != (matrix.dimension,):
+                return []  # nothing stored, or a query of another dimension (model)
+            keep = matrix.alive[: matrix.size].copy()
+            if tag:
+                tagged = np.zeros(matrix.size, dtype=bool)
+                tagged[matrix.tags.get(tag_key(tag), [])] = True
+                keep &= tagged
+            if folder:
+                keep &= np.char.startswith(matrix.path_array(), folder)
+            rows = np.flatnonzero(keep)
+            if not len(rows):
                 return []
-        if folder:
-            in_folder = np.flatnonzero(np.char.startswith(matrix.paths, folder))
-            rows = in_folder if rows is None else np.intersect1d(rows, in_folder)
-        if rows is not None and not len(rows):
-            return []
-        candidates = matrix.vectors if rows is None else matrix.vectors[rows]
-        scores = candidates @ query
-        k = min(limit, len(scores))
-        best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-        best = best[np.argsort(-scores[best], kind="stable")]
-        picked = best if rows is None else rows[best]
-        ids = [int(i) for i in matrix.ids[picked]]
-        similarity = {i: float(s) for i, s in zip(ids, scores[best], strict=True)}
+            if 4 * len(rows) < matrix.size:
+                # A narrow filter: score only its rows.
+                scores = matrix.vectors[rows] @ query
+            else:
+                # Score every row and rule out the rest: cheaper than copying most rows.
+                scores = (matrix.vectors[: matrix.size] @ query)[rows]
+            k = min(limit, len(scores))
+            best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(k)
+            best = best[np.argsort(-scores[best], kind="stable")]
+            ids = [int(i) for i in matrix.ids[rows[best]]]
+            similarity = {i: float(sc) for i, sc in zip(ids, scores[best], strict=True)}
         return self._hits(account_id, model, ids, similarity)
 
     def _hits(
@@ -244,29 +364,29 @@ class SqliteVectorIndex:
         return hits
 
     def _matrix(self, account_id: str, model: str) -> _Matrix | None:
-        conn = self.db.connection()
-        row = conn.execute(
-            "SELECT generation FROM vector_accounts WHERE account_id = ?", (account_id,)
-        ).fetchone()
+        """The account's matrix of ``model`` as of the stored generation (caller holds the
+        lock)."""
+        row = (
+            self.db.connection()
+            .execute("SELECT generation FROM vector_accounts WHERE account_id = ?", (account_id,))
+            .fetchone()
+        )
         if row is None:
             return None
-        generation = int(row["generation"])
         key = (account_id, model)
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None and cached.generation == generation:
-                self._cache.move_to_end(key)
-                return cached
+        cached = self._cache.get(key)
+        if cached is not None and cached.generation == int(row["generation"]):
+            self._cache.move_to_end(key)
+            return cached
         matrix = self._load(account_id, model)
         if matrix is None:
             return None
-        with self._lock:
-            self._cache[key] = matrix
-            self._cache.move_to_end(key)
-            total = sum(len(m.ids) for m in self._cache.values())
-            while total > self._cache_rows and len(self._cache) > 1:
-                _, dropped = self._cache.popitem(last=False)
-                total -= len(dropped.ids)
+        self._cache[key] = matrix
+        self._cache.move_to_end(key)
+        total = sum(m.size for m in self._cache.values())
+        while total > self._cache_rows and len(self._cache) > 1:
+            _, dropped = self._cache.popitem(last=False)
+            total -= dropped.size
         return matrix
 
     def _load(self, account_id: str, model: str) -> _Matrix | None:
@@ -290,20 +410,16 @@ class SqliteVectorIndex:
         # A model has one dimension; a row of another (corrupt or hand-made) is skipped.
         rows = [r for r in rows if int(r["dimension"]) == dimension]
         vectors = (
-            np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32)
-            .reshape(len(rows), dimension)
-            .copy()
+            np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32).reshape(
+                len(rows), dimension
+            )
             if rows
             else np.zeros((0, 0), dtype=np.float32)
         )
-        tags: dict[str, list[int]] = {}
-        for number, r in enumerate(rows):
-            for key in json.loads(r["tag_keys"]):
-                tags.setdefault(key, []).append(number)
         return _Matrix(
             generation=int(row["generation"]),
-            ids=np.array([int(r["id"]) for r in rows], dtype=np.int64),
+            ids=[int(r["id"]) for r in rows],
             vectors=vectors,
-            paths=np.array([r["path"] for r in rows], dtype=np.str_),
-            tags={k: np.array(v, dtype=np.int64) for k, v in tags.items()},
+            paths=[r["path"] for r in rows],
+            tags=[json.loads(r["tag_keys"]) for r in rows],
         )
