@@ -65,8 +65,8 @@ DEFAULT_TOKEN_BUDGET: Final = 1_500
 # whose similarity to the message clears both floors (an absolute one, and one relative
 # to the best fact found, so a strong match does not drag weak ones in).
 MAX_FACTS: Final = 8
-MIN_FACT_SIMILARITY: Final = 0.35
-FACT_SIMILARITY_SPREAD: Final = 0.2
+MIN_FACT_SIMILARITY: Final = 0.2
+FACT_SIMILARITY_SPREAD: Final = 0.25
 
 SLUG_RE: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 # UUID-shaped: 32 hex digits, with or without the four dashes (a memory's id is one).
