@@ -3,7 +3,8 @@
 Mangum adapts API Gateway REST proxy events to the FastAPI app; responses are buffered,
 which suits this surface (nothing here streams). Powertools adds the request's
 correlation id to every log line (memvault's own JSON logs included), one EMF metric per
-invocation, and X-Ray tracing (memvault.lambda_powertools).
+invocation, and X-Ray tracing (memvault.lambda_powertools). The POST routes a client may
+retry take an Idempotency-Key (Powertools Idempotency, ADR 0032).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from mangum import Mangum
 
 from memvault.api.app import create_app
 from memvault.lambda_boot import boot_services
-from memvault.lambda_powertools import Powertools
+from memvault.lambda_powertools import Handler, Idempotency, Powertools
 from memvault.surfaces import Surface
 
 SURFACES: tuple[Surface, ...] = ("management",)
@@ -23,6 +24,14 @@ powertools = Powertools("management")
 services = boot_services()
 app = create_app(services, surfaces=SURFACES)
 powertools.correlate_memvault_logs()
+powertools.drain_when_idle(services.vault.indexing, services.index)
 # lifespan "auto": the app's lifespan holds nothing that cannot run once per invocation.
 asgi = Mangum(app, lifespan="auto", api_gateway_base_path="/")
-handler = powertools.api_gateway_handler(asgi)  # type: ignore[arg-type]
+respond: Handler = asgi  # type: ignore[assignment]
+if services.settings.idempotency_table:
+    # The POST routes a client may retry run once per Idempotency-Key (ADR 0032).
+    respond = Idempotency(
+        services.settings.idempotency_table,
+        expires_after_seconds=services.settings.idempotency_seconds,
+    ).wrap(respond)
+handler = powertools.api_gateway_handler(respond)

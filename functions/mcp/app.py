@@ -34,6 +34,7 @@ SURFACES: tuple[Surface, ...] = ("mcp",)
 powertools = Powertools("mcp")
 
 services = boot_services()
+powertools.drain_when_idle(services.vault.indexing, services.index)
 _asgi: Mangum | None = None
 
 

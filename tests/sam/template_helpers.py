@@ -14,7 +14,13 @@ from samtranslator.translator.transform import transform
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
-FUNCTIONS = ("InferenceFunction", "ManagementFunction", "McpFunction", "RetentionFunction")
+FUNCTIONS = (
+    "InferenceFunction",
+    "ManagementFunction",
+    "McpFunction",
+    "RetentionFunction",
+    "OpsFunction",
+)
 
 
 class _Policies:

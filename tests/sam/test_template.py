@@ -128,16 +128,33 @@ def test_each_function_has_its_entrypoint_and_the_layer() -> None:
         assert "DomainEndpoint" in str(env["MEMVAULT_OPENSEARCH_URL"])
 
 
-def test_schedule_targets_retention() -> None:
+def test_schedules_target_retention_nightly_and_ops_every_few_minutes() -> None:
     rules = resources("AWS::Events::Rule")
-    assert len(rules) == 1
-    (rule,) = rules.values()
-    assert rule["Properties"]["ScheduleExpression"] == {"Ref": "RetentionSchedule"}
-    assert rule["Properties"]["State"] == "ENABLED"
-    (target,) = rule["Properties"]["Targets"]
-    assert target["Arn"] == {"Fn::GetAtt": ["RetentionFunction", "Arn"]}
+    by_target = {
+        rule["Properties"]["Targets"][0]["Arn"]["Fn::GetAtt"][0]: rule["Properties"]
+        for rule in rules.values()
+    }
+    assert set(by_target) == {"RetentionFunction", "OpsFunction"}
+    assert by_target["RetentionFunction"]["ScheduleExpression"] == {"Ref": "RetentionSchedule"}
+    assert by_target["OpsFunction"]["ScheduleExpression"] == {"Ref": "UpkeepSchedule"}
+    for props in by_target.values():
+        assert props["State"] == "ENABLED"
     default = source()["Parameters"]["RetentionSchedule"]["Default"]
     assert re.fullmatch(r"(cron|rate)\(.+\)", default)
+    # Holds of crashed requests are settled within 15 minutes (the upkeep run).
+    assert source()["Parameters"]["UpkeepSchedule"]["Default"] == "rate(5 minutes)"
+
+
+def test_the_search_index_is_made_at_deploy_time_by_the_ops_function_only() -> None:
+    index = source()["Resources"]["SearchIndex"]
+    assert index["Type"] == "Custom::SearchIndex"
+    assert index["Properties"]["ServiceToken"] == {"Fn::GetAtt": ["OpsFunction", "Arn"]}
+    env = transformed()["Resources"]
+    for name in FUNCTIONS:
+        creates = env[name]["Properties"]["Environment"]["Variables"].get(
+            "MEMVAULT_OPENSEARCH_CREATE_INDEX"
+        )
+        assert creates == ("true" if name == "OpsFunction" else "false"), name
 
 
 def test_table_has_ttl_pitr_and_encryption() -> None:
@@ -188,7 +205,9 @@ def test_search_domain_is_encrypted_and_only_the_functions_get_in() -> None:
     assert props["NodeToNodeEncryptionOptions"] == {"Enabled": True}
     assert props["DomainEndpointOptions"]["EnforceHTTPS"] is True
     by_sid = {s["Sid"]: s for s in props["AccessPolicies"]["Statement"]}
-    searchers = [f"{name}Role" for name in FUNCTIONS if name != "RetentionFunction"]
+    searchers = [
+        f"{name}Role" for name in FUNCTIONS if name not in ("RetentionFunction", "OpsFunction")
+    ]
     for sid in ("IndexDocuments", "IndexExists"):
         principals = by_sid[sid]["Principal"]["AWS"]
         assert principals == [{"Fn::GetAtt": [role, "Arn"]} for role in searchers], sid

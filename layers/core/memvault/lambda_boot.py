@@ -1,10 +1,14 @@
 """What each deployed Lambda function does once, at cold start, before serving.
 
 Settings come from the environment the template sets; the provider keys are read from
-Secrets Manager; the search index is created if this is the stack's first start (only
-the functions' roles may reach the OpenSearch domain, so a deployer's shell cannot do
-it); then the services are built as for any other process. Entrypoints under
-functions/ call ``boot_services`` at import time, so a warm function reuses all of it.
+Secrets Manager; then the services are built as for any other process. Nothing at cold
+start sends a request to OpenSearch (ADR 0031): with the domain unreachable every
+function still starts, serves what does not need search, and queues writes for
+indexing. The index is created at deploy time by the ops function (functions/ops, a
+custom resource), checked on the first operation that needs it, and ``memvault
+init-search`` or the ops function's ``init-search`` action makes it by hand.
+Entrypoints under functions/ call ``boot_services`` at import time, so a warm function
+reuses all of it.
 
 A composition root, beside ``container`` (which it ends in): it decides what a process
 does before serving, so it lives above the adapters it calls rather than among them.
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvault.adapters.aws.secrets import resolve_provider_keys
+from memvault.adapters.aws.secrets import ProviderKeys, resolve_provider_keys
 from memvault.adapters.aws.wiring import search_index
 from memvault.container import Services, build_services
 from memvault.settings import Settings, get_settings
@@ -26,13 +30,21 @@ def boot_settings(**overrides: Any) -> Settings:
 
 
 def ensure_search_index(settings: Settings) -> bool:
-    """Create the index if it is missing (idempotent, safe when cold starts race)."""
+    """Create the index if it is missing, or upgrade an older one (idempotent, safe when
+    several callers race). The ops path only: no cold start calls it. True when created."""
     if settings.backend != "aws" or not settings.opensearch_url:
         return False
     return search_index(settings).create_index(replicas=settings.opensearch_replicas)
 
 
 def boot_services(settings: Settings | None = None) -> Services:
-    settings = settings or boot_settings()
-    ensure_search_index(settings)
-    return build_services(settings)
+    return build_services(settings or boot_settings())
+
+
+def follow_provider_secrets(app: Any, settings: Settings) -> None:
+    """Make the inference app's gateway read each provider key through ``ProviderKeys``
+    (a cached read with a max age) when the key comes from a secret, so a rotated key
+    applies within ``secrets_max_age_seconds`` without a cold start."""
+    if not (settings.openai_api_key_secret or settings.anthropic_api_key_secret):
+        return
+    app.state.gateway.upstream.follow_credentials(ProviderKeys(settings))

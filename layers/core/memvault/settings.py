@@ -58,6 +58,11 @@ class Settings(BaseSettings):
     # wait for it, so a write is searchable once it returns), "true" (at once; costly at
     # scale) or "false" (eventually).
     opensearch_refresh: Literal["wait_for", "true", "false"] = "wait_for"
+    # The index is made or checked on first need, never at start (ADR 0031). True: the
+    # first operation that needs a missing index creates it; false (the deployed API
+    # functions, whose roles may not create it): it answers search_index_missing until
+    # the ops function or `memvault init-search` has made it.
+    opensearch_create_index: bool = True
 
     # --- Gateway billing: prices, holds and usage records.
     # A JSON price table replacing the packaged one (memvault/data/prices.json).
@@ -98,6 +103,13 @@ class Settings(BaseSettings):
     # stands for openai_api_key / anthropic_api_key. Unset: those settings are used as is.
     openai_api_key_secret: str | None = None
     anthropic_api_key_secret: str | None = None
+    # A secret read is reused this long, then read again (Powertools parameters), so a
+    # rotated provider key applies within this many seconds, without a cold start.
+    secrets_max_age_seconds: int = Field(default=300, ge=0)
+    # Powertools Idempotency for the POST routes a client may retry (ADR 0032): the
+    # DynamoDB table of its records (unset: off), and how long a key's answer is kept.
+    idempotency_table: str | None = None
+    idempotency_seconds: int = Field(default=3600, ge=60)
     # A deleted note's history stays readable (and comes back if the note is re-created)
     # this many days after the delete; the scheduled retention sweep then purges it.
     deleted_note_keep_days: int = Field(default=30, ge=1)

@@ -21,7 +21,7 @@ import asyncio
 import io
 import json
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +78,11 @@ class Redactor:
     def __init__(self, secrets: list[str]) -> None:
         # Longest first, so a key that contains another is masked whole.
         self.secrets = sorted({s for s in secrets if len(s) >= 8}, key=len, reverse=True)
+
+    def learn(self, secret: str) -> None:
+        """Mask ``secret`` too (a rotated key); the old ones stay masked."""
+        if len(secret) >= 8 and secret not in self.secrets:
+            self.secrets = sorted({*self.secrets, secret}, key=len, reverse=True)
 
     def text(self, value: str) -> str:
         for secret in self.secrets:
@@ -184,8 +189,24 @@ class UpstreamClient:
             settings.upstream_connect_timeout + 2 * settings.upstream_read_timeout
         )
         self.redact = Redactor([u.credential for u in self.upstreams.values() if u.credential])
+        self._credentials: Callable[[str], str | None] | None = None
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def follow_credentials(self, source: Callable[[str], str | None]) -> None:
+        """Ask ``source`` (provider name -> its key) for the key on every request instead
+        of the key read at start: a source that caches with a max age (the deployed
+        inference function's Secrets Manager reader) makes a rotated key apply without a
+        restart. Every key it gives is masked in relayed text like the first."""
+        self._credentials = source
+
+    def credential(self, provider: str) -> str | None:
+        if self._credentials is None:
+            return self.upstreams[provider].credential
+        value = self._credentials(provider)
+        if value:
+            self.redact.learn(value)
+        return value
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -240,7 +261,7 @@ class UpstreamClient:
             # aiohttp writes a large body from a file object in pieces, between which the
             # event loop serves other requests (and warns about a large bytes body).
             io.BytesIO(data) if len(data) > LARGE_BODY_BYTES else data,
-            api.upstream_headers(client_headers, upstream.credential),
+            api.upstream_headers(client_headers, self.credential(api.name)),
             upstream.proxy,
         )
 
@@ -258,7 +279,7 @@ class UpstreamClient:
 
     async def models(self, api: ApiFormat, client_headers: dict[str, str]) -> Answer | ClientError:
         upstream = self.upstreams[api.name]
-        headers = api.upstream_headers(client_headers, upstream.credential)
+        headers = api.upstream_headers(client_headers, self.credential(api.name))
         headers.pop("content-type", None)
         status, raw, response_headers = await self._fetch(
             "GET", upstream.base_url + api.models_path, headers, upstream.proxy

@@ -4,13 +4,14 @@ Storage is the source of truth and commits first. The index follows each commit:
 changed notes are (re)indexed and the inbound-link counts that ranking uses are brought
 up to date. When the index cannot be reached, the write still succeeds: the paths it
 touched go to an outbox in storage, drained on a later successful commit in this
-process, by the scheduled retention run, or by ``memvault reindex``.
+process, at a Lambda function's idle moment (``drain_pending``), by the ops function's
+schedule every few minutes (``drain_all``), or by ``memvault reindex``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from memvault.domain import markdown as md
 from memvault.domain import paths
@@ -32,6 +33,8 @@ log = logging.getLogger("memvault.indexing")
 # the whole vault in one pass instead of note by note.
 BULK_RELINK_THRESHOLD = 200
 REINDEX_BATCH = 500
+# What one drain call takes from an outbox (SearchOutbox.queued_reindex's default).
+DRAIN_BATCH = 1000
 
 
 def search_doc(note: Note, inbound: int) -> SearchDoc:
@@ -170,9 +173,10 @@ class IndexSync:
     def _counts_for(self, account_id: str, note_paths: Collection[str]) -> dict[str, int]:
         return {p: len(s) for p, s in self.links.sources(account_id, note_paths).items()}
 
-    def drain(self, account_id: str) -> int:
-        """Index the notes queued while the index was unreachable. Returns how many."""
-        queued = self.store.queued_reindex(account_id)
+    def drain(self, account_id: str, limit: int = DRAIN_BATCH) -> int:
+        """Index up to ``limit`` notes queued while the index was unreachable. Returns how
+        many."""
+        queued = self.store.queued_reindex(account_id, limit)
         if not queued:
             self._pending.discard(account_id)
             return 0
@@ -191,9 +195,34 @@ class IndexSync:
         self._pending.discard(account_id)
         return len(queued)
 
-    def drain_all(self) -> int:
-        """Drain every account's outbox (the scheduled run)."""
-        return sum(self.drain(account) for account in self.store.accounts_with_queued_reindex())
+    def drain_all(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """Drain every account's outbox (the ops function's scheduled run, ADR 0031),
+        until each is empty or ``stop`` says time is up (the rest waits for the next run).
+        Raises (ServiceUnavailable) when the index is still unreachable. Returns how many
+        notes were indexed or removed."""
+        return self._drain_each(self.store.accounts_with_queued_reindex(), stop)
+
+    @property
+    def pending(self) -> bool:
+        """Whether this process queued work that it has not drained yet."""
+        return bool(self._pending)
+
+    def drain_pending(self, stop: Callable[[], bool] = lambda: False, batch: int = 50) -> int:
+        """Drain the outboxes this process queued work in, ``batch`` notes at a time until
+        ``stop`` (a function's idle moment)."""
+        return self._drain_each(sorted(self._pending), stop, batch)
+
+    def _drain_each(
+        self, accounts: Sequence[str], stop: Callable[[], bool], batch: int = DRAIN_BATCH
+    ) -> int:
+        total = 0
+        for account in accounts:
+            while not stop():
+                drained = self.drain(account, batch)
+                total += drained
+                if drained < batch:
+                    break
+        return total
 
     def reindex(self, account_id: str, *, vectors: bool = False) -> int:
         """Rebuild the account's search index from storage (and with ``vectors``, re-embed

@@ -36,6 +36,10 @@ Sweep = Callable[[float], int]
 class RetentionReport:
     counts: Mapping[str, int] = field(default_factory=dict)
     errors: Mapping[str, str] = field(default_factory=dict)
+    # Sweeps that stopped (or never started) because the run's time was up: the next
+    # run continues them. Each sweep's unit of work (a note purged with its history, a
+    # hold settled) is whole, so stopping between units leaves nothing half done.
+    unfinished: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -57,13 +61,15 @@ class RetentionService:
         self.billing = billing
         self.store = store
         self.keep_seconds = deleted_note_keep_days * DAY_SECONDS
+        self._stop: Callable[[], bool] = _never
+        self._stopped_early: set[str] = set()
         self.sweeps: dict[str, Sweep] = {
             # Holds whose request crashed before settling: settled at the held amount.
             "holds_released": lambda _now: self.billing.release_expired(),
             # Usage records past usage_retention_days (DynamoDB's TTL also removes them,
             # within days; this makes the sweep exact and covers SQLite).
             "usage_expired": lambda _now: self.billing.expire_usage(),
-            "deleted_notes_purged": self.purge_deleted_notes,
+            "deleted_notes_purged": lambda now: self.purge_deleted_notes(now, self._stop),
         }
         # Expired sessions and invitations, and audit events past the usage records'
         # retention (on DynamoDB their TTL does it, and these count 0).
@@ -78,25 +84,49 @@ class RetentionService:
         if profiles is not None:
             self.sweeps["memory_items_expired"] = profiles.sweep_expired
 
-    def purge_deleted_notes(self, now: float) -> int:
-        """Forget notes deleted more than the keep period ago, with their history."""
+    def purge_deleted_notes(self, now: float, stop: Callable[[], bool] = lambda: False) -> int:
+        """Forget notes deleted more than the keep period ago, with their history, batch
+        by batch until none is due or ``stop`` says the time is up."""
         cutoff = now - self.keep_seconds
         total = 0
         for _ in range(PURGE_MAX_BATCHES):
+            if stop():
+                self._stopped_early.add("deleted_notes_purged")
+                break
             purged = self.store.purge_deleted_before(cutoff, PURGE_BATCH)
             total += purged
             if purged < PURGE_BATCH:
                 break
         return total
 
-    def run(self, now: float) -> RetentionReport:
+    def run(self, now: float, stop: Callable[[], bool] = lambda: False) -> RetentionReport:
+        """Every sweep, in order; ``stop`` (the Lambda's remaining time, say) is asked
+        before each sweep and between batches: once it says the time is up, no more work
+        starts, and the report names what is ``unfinished``."""
         counts: dict[str, int] = {}
         errors: dict[str, str] = {}
-        for name, sweep in self.sweeps.items():
-            try:
-                counts[name] = sweep(now)
-            except Exception as exc:  # one sweep's failure must not starve the others
-                log.exception("retention sweep failed", extra={"sweep": name})
-                errors[name] = f"{type(exc).__name__}: {exc}"
-        log.info("retention sweep done", extra={"counts": counts, "failed": sorted(errors)})
-        return RetentionReport(counts=counts, errors=errors)
+        self._stop, self._stopped_early = stop, set()
+        unfinished: list[str] = []
+        try:
+            for name, sweep in self.sweeps.items():
+                if stop():
+                    unfinished.append(name)
+                    continue
+                try:
+                    counts[name] = sweep(now)
+                except Exception as exc:  # one sweep's failure must not starve the others
+                    log.exception("retention sweep failed", extra={"sweep": name})
+                    errors[name] = f"{type(exc).__name__}: {exc}"
+                if name in self._stopped_early:
+                    unfinished.append(name)
+        finally:
+            self._stop = _never
+        log.info(
+            "retention sweep done",
+            extra={"counts": counts, "failed": sorted(errors), "unfinished": unfinished},
+        )
+        return RetentionReport(counts=counts, errors=errors, unfinished=tuple(unfinished))
+
+
+def _never() -> bool:
+    return False

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 
 from memvault.adapters.aws import keys
 from memvault.adapters.aws.base import DynamoParts
+from memvault.adapters.aws.dynamo import key, values
 
 
 class DynamoSearchOutbox(DynamoParts):
@@ -14,13 +16,14 @@ class DynamoSearchOutbox(DynamoParts):
         items = [
             {keys.TABLE_PK: pk, keys.TABLE_SK: keys.queue_sk(p), "path": p} for p in note_paths
         ]
-        # A marker per account lets the scheduled drain find the outboxes with no scan.
-        marker = {
-            keys.TABLE_PK: keys.REINDEX_ACCOUNTS_PK,
-            keys.TABLE_SK: account_id,
-            "account_id": account_id,
-        }
-        self.table.batch_write([*items, marker], [])
+        self.table.batch_write(items, [])
+        # A marker per account lets the scheduled drain find the outboxes with no scan;
+        # it keeps when the outbox got its first note (the queue-age metric).
+        self.table.update(
+            Key=key(keys.REINDEX_ACCOUNTS_PK, account_id),
+            UpdateExpression="SET account_id = :a, queued_at = if_not_exists(queued_at, :t)",
+            ExpressionAttributeValues=values({":a": account_id, ":t": time.time()}),
+        )
 
     def queued_reindex(self, account_id: str, limit: int = 1000) -> list[str]:
         out: list[str] = []
@@ -38,3 +41,11 @@ class DynamoSearchOutbox(DynamoParts):
 
     def accounts_with_queued_reindex(self) -> list[str]:
         return [i["account_id"] for i in self.table.query(keys.REINDEX_ACCOUNTS_PK, "")]
+
+    def oldest_queued_at(self) -> float | None:
+        times = [
+            float(i["queued_at"])
+            for i in self.table.query(keys.REINDEX_ACCOUNTS_PK, "")
+            if i.get("queued_at") is not None
+        ]
+        return min(times) if times else None

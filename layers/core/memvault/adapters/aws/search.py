@@ -41,9 +41,11 @@ like the SQLite tokenizer) could never match; with the char filter the notes and
 query split alike. It costs indexing CPU on big bodies (about 2x the plain analyzer on a
 256 KiB body), and each field is analysed three times (the field, ``tf``, ``length``).
 
-An index made before these subfields (no ``_meta.memvault_schema``, or an older one) is
-upgraded in place by ``create_index`` (which every function runs at cold start, and
-``memvault init-search``): the similarity is added (the index is closed for that, a few
+The index is made (or checked) on first need, never at start (``EnsureOnce``, ADR 0031):
+by ``create_index`` at deploy time, from the ops function or ``memvault init-search``, or
+by the first operation that needs it when ``create_missing`` is on. An index made before
+these subfields (no ``_meta.memvault_schema``, or an older one) is upgraded in place by
+``create_index``: the similarity is added (the index is closed for that, a few
 seconds), the subfields are added to the mapping, and an update-by-query task fills them
 in the background; until it reaches a note, that note is not found. ``check`` refuses an
 index still at an older schema.
@@ -72,6 +74,7 @@ from opensearchpy.exceptions import (
     RequestError,
 )
 
+from memvault.adapters.aws.lazy import EnsureOnce
 from memvault.domain import query as query_terms
 from memvault.domain import ranking
 from memvault.domain.markdown import SEARCH_BODY_LIMIT_BYTES
@@ -364,7 +367,15 @@ class _BulkAction:
 class OpenSearchIndex:
     """memvault's SearchIndex on one OpenSearch index shared by every account."""
 
-    def __init__(self, client: OpenSearch, index: str, *, refresh: str = "wait_for") -> None:
+    def __init__(
+        self,
+        client: OpenSearch,
+        index: str,
+        *,
+        refresh: str = "wait_for",
+        create_missing: bool = False,
+        replicas: int | None = None,
+    ) -> None:
         if refresh not in _REFRESH_VALUES:
             raise ValueError(f"refresh must be one of {_REFRESH_VALUES}, not {refresh!r}")
         self.client = client
@@ -373,6 +384,12 @@ class OpenSearchIndex:
         self.host = _describe_host(client)
         self.term_counts = query_terms.TermCounts()
         self._exists = False  # set once the index is seen, so writes never auto-create it
+        # Nothing is sent at construction: the first operation that needs the index checks
+        # it (or, with create_missing, creates it) once, and a failure is retried only
+        # after a pause (adapters/aws/lazy.py, ADR 0031).
+        self._ready = EnsureOnce(
+            (lambda: self.create_index(replicas=replicas)) if create_missing else self.check
+        )
 
     # ------------------------------------------------------------------ admin
     def create_index(self, *, shards: int = 1, replicas: int | None = None) -> bool:
@@ -448,6 +465,14 @@ class OpenSearchIndex:
                 wait_for_completion=False,
             )
         return True
+
+    def reachable(self, timeout: float) -> bool:
+        """Whether the node answers within about ``timeout`` seconds (never raises): a
+        cheap probe before optional work, such as an idle moment's outbox drain."""
+        try:
+            return bool(self.client.ping(request_timeout=timeout))
+        except Exception:
+            return False
 
     def drop_index(self) -> None:
         """Drop the index and everything in it (tests, teardown). Missing is fine."""
@@ -546,6 +571,14 @@ class OpenSearchIndex:
         terms = query_terms.search_terms(query.text)
         if not terms or query.limit <= 0:
             return []
+        try:
+            self._ensure_index()
+        except ServiceUnavailable as exc:
+            if exc.code != "search_unavailable":
+                raise  # missing or outdated: the message says what to run
+            raise ServiceUnavailable(
+                UNAVAILABLE_MESSAGE, code="search_unavailable", index=self.index, host=self.host
+            ) from exc
         corpus, counts = self.statistics(account_id, terms)
         if corpus.notes <= 0:
             return []
@@ -783,7 +816,8 @@ class OpenSearchIndex:
     def _ensure_index(self) -> None:
         # Writing to a missing index would auto-create it with a dynamic (wrong) mapping.
         if not self._exists:
-            self.check()
+            self._ready.reset()
+            self._ready()
 
     def _bulk(self, actions: Sequence[_BulkAction], what: str) -> None:
         self._ensure_index()

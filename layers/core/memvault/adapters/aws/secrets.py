@@ -1,10 +1,15 @@
-"""Provider API keys from AWS Secrets Manager, read once when a Lambda function starts.
+"""Provider API keys from AWS Secrets Manager: read when a Lambda function starts, and
+read again while it runs, so a rotated key applies without a cold start.
 
 The deployed stack keeps the OpenAI and Anthropic keys in Secrets Manager rather than in
 environment variables (which show in the console and in every `GetFunctionConfiguration`).
-A function's entrypoint calls ``resolve_provider_keys`` at cold start; the keys then live
-in that process's ``Settings`` like locally configured ones. Nothing else in the package
-imports this module, so the embedded install never touches Secrets Manager.
+A function's entrypoint calls ``resolve_provider_keys`` at cold start (a misdeployed
+stack fails loudly there); the keys then live in that process's ``Settings`` like
+locally configured ones. The inference function also hands the gateway a
+``ProviderKeys``: each request asks it for the key, which Powertools' parameters utility
+(``get_secret``) keeps for ``secrets_max_age_seconds`` (300 by default) before reading it
+again. Nothing else in the package imports this module, so the embedded install never
+touches Secrets Manager.
 """
 
 from __future__ import annotations
@@ -72,3 +77,40 @@ def _exists(client: Any, secret_id: str) -> bool:
             return False
         raise
     return True
+
+
+class ProviderKeys:
+    """Each provider's key as Secrets Manager holds it now, read through Powertools
+    ``parameters.get_secret`` with a max age (one read per key per ``max_age`` seconds).
+    A read that fails (throttled, an emptied secret) keeps the last key it had, with a
+    warning: a rotation never takes a working gateway down."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.max_age = settings.secrets_max_age_seconds
+        self.secrets: dict[str, str] = {}
+        self.last: dict[str, str] = {}
+        for secret_field, key_field in _PROVIDER_SECRETS:
+            provider = key_field.removesuffix("_api_key")
+            secret_id = getattr(settings, secret_field)
+            if secret_id:
+                self.secrets[provider] = secret_id
+            key = getattr(settings, key_field)
+            if key is not None:
+                self.last[provider] = key.get_secret_value()
+
+    def __call__(self, provider: str) -> str | None:
+        secret_id = self.secrets.get(provider)
+        if secret_id is None:
+            return self.last.get(provider)
+        from aws_lambda_powertools.utilities.parameters import get_secret
+        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
+
+        try:
+            value = get_secret(secret_id, max_age=self.max_age)
+        except GetParameterError:
+            log.warning("provider secret could not be read", extra={"secret": secret_id})
+            return self.last.get(provider)
+        text = (value.decode() if isinstance(value, bytes) else str(value or "")).strip()
+        if text:
+            self.last[provider] = text
+        return text or self.last.get(provider)

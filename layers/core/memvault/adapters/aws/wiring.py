@@ -1,7 +1,9 @@
 """Builds the AWS backend's adapters from settings, and checks its resources exist.
 
-A missing table, bucket or search index is reported at startup with its name, rather
-than as an obscure error on the first request.
+A missing table or bucket is reported at startup with its name, rather than as an
+obscure error on the first request. The search index is not touched at startup: a
+search outage must not stop a function from starting (ADR 0031); it is checked (or
+created) by the first operation that needs it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ def build(
     index = search_index(settings)
     if check:
         check_resources(ddb, s3, settings)
-        index.check()
     # Keys by hash are cached for 30 s (key_cache.py): a revocation made elsewhere takes
     # up to that long to reach this process.
     return KeyCachingStore(table, bodies), index, DynamoRateLimiter(table, policy)
@@ -50,7 +51,13 @@ def search_index(settings: Settings) -> OpenSearchIndex:
         region=settings.aws_region,
         timeout=settings.opensearch_timeout,
     )
-    return OpenSearchIndex(client, settings.opensearch_index, refresh=settings.opensearch_refresh)
+    return OpenSearchIndex(
+        client,
+        settings.opensearch_index,
+        refresh=settings.opensearch_refresh,
+        create_missing=settings.opensearch_create_index,
+        replicas=settings.opensearch_replicas,
+    )
 
 
 def check_resources(ddb: object, s3: object, settings: Settings) -> None:

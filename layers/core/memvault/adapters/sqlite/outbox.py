@@ -6,6 +6,9 @@ from collections.abc import Collection
 
 from memvault.adapters.sqlite.base import SqliteParts
 
+# queued_at is SQLite's julianday('now'); this is the Julian day of 1970-01-01T00:00Z.
+_UNIX_EPOCH_JULIAN_DAY = 2_440_587.5
+
 
 class SqliteSearchOutbox(SqliteParts):
     def queue_reindex(self, account_id: str, note_paths: Collection[str]) -> None:
@@ -42,3 +45,13 @@ class SqliteSearchOutbox(SqliteParts):
             .fetchall()
         )
         return [r["account_id"] for r in rows]
+
+    def oldest_queued_at(self) -> float | None:
+        row = (
+            self.db.connection()
+            .execute("SELECT MIN(queued_at) AS oldest FROM index_queue")
+            .fetchone()
+        )
+        if row is None or row["oldest"] is None:
+            return None
+        return (float(row["oldest"]) - _UNIX_EPOCH_JULIAN_DAY) * 86_400.0
