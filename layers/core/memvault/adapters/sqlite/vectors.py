@@ -17,11 +17,13 @@ before the best are taken, so a filter never empties a page of otherwise good hi
 
 from __future__ import annotations
 
+import ctypes
 import json
 import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +56,33 @@ CREATE TABLE IF NOT EXISTS vector_accounts (
     generation INTEGER NOT NULL DEFAULT 0
 );
 """
+
+
+def one_blas_thread() -> bool:
+    """Ask numpy's OpenBLAS for one thread. A search is one matrix-vector product of a few
+    MB; on a busy 2-core machine OpenBLAS's threads wait on each other and a 0.1 ms product
+    takes 10-20 ms (bench/vectors.py, ADR 0025), and a server runs requests side by side
+    anyway. Best effort: True when a known OpenBLAS was found and told."""
+    libs = Path(np.__file__).parent.parent / "numpy.libs"
+    for lib in sorted(libs.glob("*openblas*")) if libs.is_dir() else []:
+        try:
+            handle = ctypes.CDLL(str(lib))
+        except OSError:
+            continue
+        for name in (
+            "scipy_openblas_set_num_threads64_",
+            "scipy_openblas_set_num_threads",
+            "openblas_set_num_threads64_",
+            "openblas_set_num_threads",
+        ):
+            setter = getattr(handle, name, None)
+            if setter is not None:
+                setter(1)
+                return True
+    return False
+
+
+one_blas_thread()
 
 # Matrices kept in memory: a few accounts' worth (100k chunks x 256 dimensions is 100 MB).
 CACHE_ROWS = 400_000
@@ -337,11 +366,13 @@ class SqliteVectorIndex:
             self.db.connection()
             .execute(
                 "SELECT id, note_id, path, chunk_index, heading, start, length, text, updated_at"
-                f" FROM vector_chunks WHERE account_id = ? AND model = ? AND id IN ({marks})",
-                (account_id, model, *ids),
+                f" FROM vector_chunks WHERE id IN ({marks}) AND +account_id = ? AND +model = ?",
+                (*ids, account_id, model),
             )
             .fetchall()
         )
+        # By primary key (the unary + keeps the planner off the account index, which
+        # would walk every row of the account); the account and model still must match.
         by_id = {int(r["id"]): r for r in rows}
         hits = []
         for i in ids:  # rows deleted since the matrix was read are left out
