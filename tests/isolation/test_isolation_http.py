@@ -50,6 +50,8 @@ def values_for(world: World, param: str) -> list[str]:
         "member_id": ids["member"],
         "invitation_id": ids["invitation"],
         "session_id": ids["session"],
+        "memory": ids["memory"],
+        "item_id": ids["item"],
     }[param]
 
 
@@ -81,6 +83,12 @@ def body_for(world: World, method: str, template: str) -> dict[str, Any]:
         # Sign in as A's owner with a guessed password (refused like any failure).
         ("POST", "/v1/sessions"): {"json": {"email": a_owner, "password": "a guessed password"}},
         ("PATCH", "/v1/me"): {"json": {"name": "B person"}},
+        ("POST", "/v1/memories"): {"json": {"slug": "b-new", "name": "B's"}},
+        ("PATCH", "/v1/memories/{memory}"): {"json": {"name": "B renamed", "active": False}},
+        ("POST", "/v1/memories/{memory}/items"): {
+            "json": {"item_type": "guardrail", "text": "B was here"}
+        },
+        ("PATCH", "/v1/memories/{memory}/items/{item_id}"): {"json": {"text": "B was here"}},
         ("POST", "/v1/me/password"): {
             "json": {"current_password": "not it at all", "new_password": "x" * 20}
         },

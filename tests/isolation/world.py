@@ -26,6 +26,7 @@ from typing import Any
 from memvault.container import Services
 from memvault.domain.identity import AuditKind, Role
 from memvault.domain.models import UsageRecord
+from memvault.domain.profiles import ItemType
 from memvault.errors import MemvaultError
 from memvault.services.context import Caller
 from tests.support.people import Org, make_org
@@ -92,6 +93,8 @@ class World:
     b: Org
     markers: set[str]
     a_invitation_id: str
+    a_memories: list[str] = field(default_factory=list)  # memory profile ids
+    a_items: list[str] = field(default_factory=list)  # their items' ids
 
     def probe(self) -> Probe:
         return Probe(set(self.markers))
@@ -112,6 +115,8 @@ class World:
             "key": [k.key.id for p in people for k in (p.key, p.vault_key)],
             "session": [p.session.session.id for p in people],
             "invitation": [self.a_invitation_id],
+            "memory": [*self.a_memories, "user-1"],  # ids, and the slug B also uses
+            "item": self.a_items,
         }
 
     def snapshot(self) -> Any:
@@ -136,7 +141,17 @@ class World:
             if e.kind is not AuditKind.SIGN_IN_FAILED
         ]
         balance = self.services.ledger.get_balance(account)
+        profiles = self.services.profiles.store
+        memories = [
+            (p.id, p.revision, p.name, p.active, p.retention_days, p.item_count)
+            for p in profiles.list_profiles(account)
+        ]
+        items = {
+            m[0]: [(i.id, i.text) for i in profiles.list_items(account, m[0])] for m in memories
+        }
         return (
+            memories,
+            items,
             acct.name,
             acct.limits,
             acct.note_count,
@@ -202,4 +217,18 @@ def build_world(services: Services) -> World:
     markers.add(invitation.invitation.id)
     markers |= {n.id for n in store.iter_notes(a.id)}
     markers |= {e.id for e in store.events(a.id, limit=10_000)}
-    return World(services, a, b, markers, invitation.invitation.id)
+    # Memory profiles: A's owner and member each hold one, under a slug B uses too.
+    a_memories, a_items = [], []
+    for person in (a.owner, a.member):
+        made = services.profiles.create(person.caller, slug="user-1", name=f"A {HIDDEN}")
+        a_memories.append(made.id)
+        for item_type in ("guardrail", "fact"):
+            _, item = services.profiles.add_item(
+                person.caller, made.id, item_type=ItemType(item_type), text=f"A's {HIDDEN}"
+            )
+            a_items.append(item.id)
+    services.profiles.create(b.member.caller, slug="user-1", name="B's own")
+    markers |= set(a_memories) | set(a_items)
+    return World(
+        services, a, b, markers, invitation.invitation.id, a_memories=a_memories, a_items=a_items
+    )
