@@ -34,10 +34,12 @@ $(DASHBOARD_OUT): dashboard/node_modules/.installed $(DASHBOARD_SRC)
 
 dashboard: $(DASHBOARD_OUT)
 
-## Pin what is installed now (after changing pyproject.toml's dependencies and installing).
+## Pin what is installed now (after changing pyproject.toml's dependencies and installing),
+## then lock each Lambda layer to those versions with the wheels' hashes (layers/core/locks/).
 lock: | $(BIN)/python
 	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^pip=='; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
+	$(BIN)/python scripts/lock_layers.py
 
 ## Run memvault on http://127.0.0.1:8080 (SQLite under $$XDG_DATA_HOME/memvault, or MEMVAULT_DATA_DIR).
 serve: $(STAMP) dashboard
@@ -61,10 +63,11 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
-## Build the Lambda layer for python3.12 x86_64 (manylinux wheels) and print the unzipped
-## size of each function plus the layer (Lambda's limit: 250 MB) and entry import times.
+## Build the Lambda layers as `sam build` does (hash-locked wheels, python3.12 bytecode;
+## LAYER_ARCH=arm64 for Graviton) and print each function's unzipped size (Lambda's limit:
+## 250 MB) and cold-start import time from them, with and without the bytecode.
 package-check: $(STAMP) dashboard
-	$(BIN)/python scripts/package_check.py --import-times 5
+	$(BIN)/python scripts/package_check.py --arch $${LAYER_ARCH:-x86_64} --import-times 5
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dashboard/node_modules layers/core/memvault/dashboard/static

@@ -1,68 +1,93 @@
-"""Package check: builds the Lambda layer as `sam build` would and reports its size.
+"""Package check: builds the Lambda layers as `sam build` does, and reports what each
+function ships and how long its cold start imports take.
 
-    .venv/bin/python scripts/package_check.py [--keep DIR] [--import-times N]
+    .venv/bin/python scripts/package_check.py [--keep DIR] [--reuse] [--arch x86_64|arm64]
+                                              [--import-times N]
 
-Installs layers/core/requirements.txt for the Lambda platform (manylinux wheels for
-CPython 3.12 on x86_64, the template's runtime and architecture; no Docker needed),
-adds the memvault package under python/ (what layers/core/Makefile does), and prints
-the unzipped and zipped size of the layer and of each function plus the layer. Lambda
-refuses a function whose unzipped code and layers exceed 250 MB, so the script exits 1
-past that. boto3/botocore are in the layer (requirements.txt says why), counted here.
-The Lambda Web Adapter layer the inference function also uses is not counted (it is
-AWS's public layer, a few MB).
+Each layer of template.yaml is built by layers/core/build_layer.py, the code `sam build`
+runs (layers/core/Makefile): its hash-locked wheels (layers/core/locks/) for the Lambda
+platform, no Docker, bytecode compiled for python3.12. Then, per function, its layers
+are overlaid in the template's order into one /opt/python (hard links: Lambda extracts
+each layer over the previous one), and the script prints the function's unzipped size
+(its code plus its layers, the Lambda Web Adapter's few MB not counted) against
+Lambda's 250 MB, and exits 1 past it.
 
-``--import-times N`` adds the cold start proxy: each function's entry module imported
-N times in a fresh interpreter (python -X importtime; the median of the entry module's
-cumulative time, which includes its module body: building the services). It runs the
-entry modules against this interpreter's packages on the embedded backend (no AWS
-calls), so the AWS-only adapters are not in the figure.
+``--import-times N`` runs each function's cold start N times in a fresh CPython 3.12
+(the runtime's version) from that /opt/python and nothing else: importing the entry
+module builds the settings, the services and the app, on the AWS backend against a
+moto_server on loopback (table from the template, bucket) and an OpenSearch URL where
+nothing listens (no cold start may need search). It prints the median wall time of the
+import with the precompiled layers, and with the same files without their bytecode and
+unable to write any (what a --no-compile layer on read-only /opt did), and whether
+opensearch-py was imported. A function that fails to import from its own layers fails
+the check: that is the proof each one has what it needs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
+from typing import Any
+
+import boto3
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-REQUIREMENTS = ROOT / "layers" / "core" / "requirements.txt"
-PACKAGE = ROOT / "layers" / "core" / "memvault"
-FUNCTIONS = ("inference", "management", "mcp", "retention")
+sys.path.insert(0, str(ROOT / "layers" / "core"))
+
+import build_layer  # noqa: E402
+
+TEMPLATE = ROOT / "template.yaml"
 LIMIT_BYTES = 250 * 1024 * 1024  # Lambda: function + layers, unzipped
-PIP_PLATFORM = [
-    "--platform",
-    "manylinux2014_x86_64",
-    "--implementation",
-    "cp",
-    "--python-version",
-    "3.12",
-    "--only-binary=:all:",
-]
+REGION = "eu-west-1"
 
 
-def build_layer(target: Path) -> Path:
-    python_dir = target / "python"
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", *PIP_PLATFORM]
-    cmd += ["--target", str(python_dir), "-r", str(REQUIREMENTS)]
-    subprocess.run(cmd, check=True)
-    shutil.copytree(PACKAGE, python_dir / "memvault", ignore=_ignored)
-    return target
+class _Loader(yaml.SafeLoader):
+    pass
 
 
-def _ignored(_dir: str, names: list[str]) -> set[str]:
-    return {n for n in names if n == "__pycache__" or n.endswith(".pyc")}
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return {suffix: loader.construct_scalar(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return {suffix: loader.construct_sequence(node, deep=True)}
+    return {suffix: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
+
+
+_Loader.add_multi_constructor("!", _tag)
+
+
+def template() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.load(TEMPLATE.read_text(encoding="utf-8"), _Loader)
+    return loaded
+
+
+def function_layers(tpl: dict[str, Any]) -> dict[str, list[str]]:
+    """Each function (by its code folder's name) -> the stack's own layers, in order."""
+    base = tpl["Globals"]["Function"].get("Layers", [])
+    out: dict[str, list[str]] = {}
+    for res in tpl["Resources"].values():
+        if res["Type"] != "AWS::Serverless::Function":
+            continue
+        props = res["Properties"]
+        layers = [*base, *props.get("Layers", [])]
+        names = [x["Ref"] for x in layers if isinstance(x, dict) and "Ref" in x]
+        out[Path(props["CodeUri"]).name] = [n for n in names if n in build_layer.LAYERS]
+    return out
 
 
 def tree_bytes(path: Path) -> int:
-    return sum(
-        f.stat().st_size for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts
-    )
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 def zipped_bytes(path: Path) -> int:
@@ -70,92 +95,197 @@ def zipped_bytes(path: Path) -> int:
         archive = Path(tmp) / "a.zip"
         with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted(path.rglob("*")):
-                if f.is_file() and "__pycache__" not in f.parts:
+                if f.is_file():
                     zf.write(f, f.relative_to(path))
         return archive.stat().st_size
 
 
-def largest_packages(python_dir: Path, n: int = 8) -> list[tuple[str, int]]:
-    sizes = [
-        (p.name, tree_bytes(p) if p.is_dir() else p.stat().st_size) for p in python_dir.iterdir()
-    ]
-    return sorted(sizes, key=lambda s: s[1], reverse=True)[:n]
-
-
-def import_time_ms(function: str, runs: int) -> float:
-    """Median cumulative import time of functions/<function>/app.py, in ms."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [str(ROOT / "layers" / "core"), str(ROOT / "functions" / function)]
-        ),
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_METRICS_NAMESPACE": "memvault",
-        "MEMVAULT_BACKEND": "sqlite",
-    }
-    samples: list[float] = []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as data:
-            env["MEMVAULT_DATA_DIR"] = data
-            out = subprocess.run(
-                [sys.executable, "-X", "importtime", "-c", "import app"],
-                cwd=ROOT / "functions" / function,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-        for line in out.stderr.splitlines():
-            # "import time:  self [us] | cumulative | imported package"
-            parts = line.split("|")
-            if len(parts) == 3 and parts[2].strip() == "app" and not parts[2].startswith("  "):
-                samples.append(int(parts[1]) / 1000.0)
-    return statistics.median(samples)
+def overlay(layers: list[Path], target: Path, *, bytecode: bool) -> None:
+    """The layers' python/ trees linked into target/python, later layers over earlier."""
+    for layer in layers:
+        src = layer / "python"
+        for f in src.rglob("*"):
+            if f.is_dir() or (not bytecode and "__pycache__" in f.parts):
+                continue
+            dest = target / "python" / f.relative_to(src)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if dest.exists():
+                dest.unlink()
+            os.link(f, dest)
 
 
 def mb(n: int) -> str:
-    return f"{n / 1_000_000:7.1f} MB"
+    return f"{n / 1_000_000:6.1f} MB"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class MotoServer:
+    """moto_server on loopback with the stack's table (from the template) and bucket."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        exe = Path(sys.executable).with_name("moto_server")
+        self.proc = subprocess.Popen(
+            [str(exe), "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise SystemExit("moto_server did not start") from None
+                time.sleep(0.1)
+        props = template()["Resources"]["NotesTable"]["Properties"]
+        session = boto3.Session(
+            aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION
+        )
+        ddb = session.client("dynamodb", endpoint_url=self.url)
+        args = {k: props[k] for k in ("AttributeDefinitions", "KeySchema", "BillingMode")}
+        ddb.create_table(
+            TableName="memvault", GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"], **args
+        )
+        session.client("s3", endpoint_url=self.url).create_bucket(
+            Bucket="memvault", CreateBucketConfiguration={"LocationConstraint": REGION}
+        )
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+_PROBE = """
+import json, sys, time
+t = time.perf_counter()
+{imports}
+elapsed = time.perf_counter() - t
+print(json.dumps({{"ms": elapsed * 1000, "opensearch": "opensearchpy" in sys.modules}}))
+"""
+
+
+def function_env(function: str, opt: Path, moto: MotoServer) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "functions" / function), str(opt / "python")]),
+        "PYTHONNOUSERSITE": "1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "memvault",
+        "MEMVAULT_BACKEND": "aws",
+        "MEMVAULT_AWS_REGION": REGION,
+        "MEMVAULT_TABLE": "memvault",
+        "MEMVAULT_BUCKET": "memvault",
+        "MEMVAULT_DYNAMODB_ENDPOINT": moto.url,
+        "MEMVAULT_S3_ENDPOINT": moto.url,
+        # Nothing listens there: no cold start may need search.
+        "MEMVAULT_OPENSEARCH_URL": "http://127.0.0.1:9",
+        "MEMVAULT_OPENSEARCH_AUTH": "none",
+        "MEMVAULT_OPENSEARCH_CREATE_INDEX": "false",
+    }
+    # What the template sets per function beyond the globals (retention: no embedder).
+    res = next(
+        r
+        for r in template()["Resources"].values()
+        if r["Type"] == "AWS::Serverless::Function"
+        and Path(r["Properties"]["CodeUri"]).name == function
+    )
+    for key, value in res["Properties"].get("Environment", {}).get("Variables", {}).items():
+        if key.startswith("MEMVAULT_") and isinstance(value, str | int):
+            env.setdefault(key, str(value))
+    return env
+
+
+def cold_start(
+    function: str, opt: Path, moto: MotoServer, runs: int, *, bytecode: bool
+) -> dict[str, Any]:
+    imports = "import uvicorn.main\nimport app" if function == "inference" else "import app"
+    env = function_env(function, opt, moto)
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # /opt is read-only on Lambda
+    python = build_layer.find_python()
+    samples: list[float] = []
+    searched = False
+    for _ in range(runs):
+        done = subprocess.run(
+            [python, "-s", "-c", _PROBE.format(imports=imports)],
+            cwd=ROOT / "functions" / function,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"{function} does not start from its own layers:\n{done.stderr}")
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        samples.append(float(result["ms"]))
+        searched = searched or bool(result["opensearch"])
+    return {"ms": statistics.median(samples), "opensearch": searched}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keep", type=Path, help="build the layer here and keep it")
+    parser.add_argument("--keep", type=Path, help="build the layers here and keep them")
+    parser.add_argument("--reuse", action="store_true", help="reuse layers built in --keep")
+    parser.add_argument("--arch", choices=build_layer.ARCHES, default="x86_64")
     parser.add_argument("--import-times", type=int, default=0, metavar="N")
     args = parser.parse_args()
-    tmp = None
-    if args.keep:
-        target = args.keep
-        shutil.rmtree(target, ignore_errors=True)
-    else:
-        tmp = tempfile.TemporaryDirectory()
-        target = Path(tmp.name)
+    tmp = tempfile.TemporaryDirectory()
+    work = args.keep or Path(tmp.name)
     try:
-        build_layer(target)
-        layer = tree_bytes(target)
-        print(
-            f"layer (python3.12, manylinux2014_x86_64): {mb(layer)} unzipped,"
-            f" {mb(zipped_bytes(target))} zipped"
-        )
-        for name, size in largest_packages(target / "python"):
-            print(f"    {name:<32} {mb(size)}")
+        built: dict[str, Path] = {}
+        for layer in build_layer.LAYERS:
+            out = work / "layers" / layer
+            if not (args.reuse and (out / "python").is_dir()):
+                shutil.rmtree(out, ignore_errors=True)
+                build_layer.build(layer, out, args.arch)
+            built[layer] = out
+            print(f"{layer:<15} {mb(tree_bytes(out))} unzipped, {mb(zipped_bytes(out))} zipped")
+        per_function = function_layers(template())
         worst = 0
-        for function in FUNCTIONS:
-            code = tree_bytes(ROOT / "functions" / function)
-            total = code + layer
-            worst = max(worst, total)
-            print(f"{function:<11} code {code:>8} B + layer = {mb(total)} of 250 MB unzipped")
-        if args.import_times:
-            for function in FUNCTIONS:
-                ms = import_time_ms(function, args.import_times)
-                runs = args.import_times
-                print(f"{function:<11} entry module import (median of {runs}): {ms:7.0f} ms")
+        moto = MotoServer() if args.import_times else None
+        try:
+            for function, layers in sorted(per_function.items()):
+                code = tree_bytes(ROOT / "functions" / function)
+                opt = work / "opt" / function
+                shutil.rmtree(opt, ignore_errors=True)
+                overlay([built[name] for name in layers], opt, bytecode=True)
+                total = code + tree_bytes(opt)
+                worst = max(worst, total)
+                line = f"{function:<11} {mb(total)} of 250 MB unzipped ({' + '.join(layers)})"
+                if moto is not None:
+                    bare = work / "opt-no-bytecode" / function
+                    shutil.rmtree(bare, ignore_errors=True)
+                    overlay([built[name] for name in layers], bare, bytecode=False)
+                    hot = cold_start(function, opt, moto, args.import_times, bytecode=True)
+                    cold = cold_start(function, bare, moto, args.import_times, bytecode=False)
+                    line += (
+                        f"; cold-start import (median of {args.import_times}):"
+                        f" {hot['ms']:5.0f} ms precompiled, {cold['ms']:5.0f} ms without"
+                        f" bytecode; opensearch-py imported: {'yes' if hot['opensearch'] else 'no'}"
+                    )
+                print(line, flush=True)
+        finally:
+            if moto is not None:
+                moto.stop()
         if worst > LIMIT_BYTES:
             print(f"over Lambda's limit: {mb(worst)} > 250 MB", file=sys.stderr)
             return 1
         return 0
     finally:
-        if tmp is not None:
-            tmp.cleanup()
+        tmp.cleanup()
 
 
 if __name__ == "__main__":
