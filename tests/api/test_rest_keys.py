@@ -29,6 +29,7 @@ KEY_FIELDS = {
     "recall_notes",
     "recall_tokens",
     "spend_cap_micros",
+    "memory_tokens",
     "spent_micros",
     # its owner (tests/api/test_people_api.py covers members)
     "member_id",

@@ -261,6 +261,10 @@ def test_the_budget_drops_lines_and_an_all_dropped_memory_is_not_applied(
     assert system.count("<preference ") == 3
     assert "Prefer this. " * 150 + "b" not in system
     assert system.count("Always be honest.") == 100
+    # The budget is the key's (memory_tokens): at 600 only one of a's preferences fits.
+    small = plain_key(gateway, me, memory_tokens=600)
+    chat(gateway, small, "a,b,g")
+    assert sent_system(upstream, 1).count("<preference ") == 1
 
 
 def test_retention_expires_on_read_guardrails_stay_and_null_restores(

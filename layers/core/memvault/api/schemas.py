@@ -263,6 +263,7 @@ class TogglesIn(BaseModel):
     recall_notes: RecallNotes | None = None
     recall_tokens: RecallTokens | None = None
     spend_cap_micros: SpendCap | None = None
+    memory_tokens: RecallTokens | None = None
 
 
 class KeyCreateIn(BaseModel):
@@ -280,6 +281,9 @@ class KeyCreateIn(BaseModel):
     recall_notes: RecallNotes = 5
     recall_tokens: RecallTokens = 2000
     spend_cap_micros: SpendCap | None = None
+    memory_tokens: RecallTokens = Field(
+        default=1500, description="The memory profile block's token budget (x-mem-id)."
+    )
 
 
 class KeyOut(BaseModel):
@@ -295,6 +299,7 @@ class KeyOut(BaseModel):
     recall_notes: int
     recall_tokens: int
     spend_cap_micros: int | None
+    memory_tokens: int = Field(description="The memory profile block's token budget.")
     spent_micros: int = Field(description="What the key has spent (settled), micro-USD.")
     member_id: str | None = Field(description="The member the key belongs to.")
     owner: str | None = Field(description="Its owner's email address, or name without one.")
@@ -315,6 +320,7 @@ class KeyOut(BaseModel):
             recall_notes=key.recall_notes,
             recall_tokens=key.recall_tokens,
             spend_cap_micros=key.spend_cap_micros,
+            memory_tokens=key.memory_tokens,
             spent_micros=spent_micros,
             member_id=key.member_id,
             owner=owner,

@@ -57,6 +57,7 @@ class ApiKey:
     recall_notes: int = 5
     recall_tokens: int = 2000
     spend_cap_micros: int | None = None  # None: no cap
+    memory_tokens: int = 1500  # the memory profile block's budget (x-mem-id)
     # The member the key belongs to (None only for a key stored before members existed,
     # until the upgrade gives it to its organisation's first owner).
     member_id: str | None = None
@@ -75,6 +76,7 @@ class ApiKey:
             recall_notes=self.recall_notes,
             recall_tokens=self.recall_tokens,
             spend_cap_micros=self.spend_cap_micros,
+            memory_tokens=self.memory_tokens,
         )
 
 
@@ -85,6 +87,8 @@ class KeySettings:
     recall_notes: int = 5  # how many notes recall puts ahead of the last message, 1..20
     recall_tokens: int = 2000  # the recall block's token budget, 100..32000
     spend_cap_micros: int | None = None  # the most the key may spend, in micro-USD
+    # The memory profile block's token budget (guardrails are never counted), 100..32000.
+    memory_tokens: int = 1500
 
 
 @dataclass(frozen=True, slots=True)

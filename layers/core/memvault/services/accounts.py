@@ -45,6 +45,10 @@ def check_key_settings(settings: KeySettings) -> KeySettings:
         raise InvalidInput(
             f"recall_tokens must be between {low} and {high}", code="invalid_key_settings"
         )
+    if not low <= settings.memory_tokens <= high:
+        raise InvalidInput(
+            f"memory_tokens must be between {low} and {high}", code="invalid_key_settings"
+        )
     cap = settings.spend_cap_micros
     if cap is not None and not 0 <= cap <= MAX_LIMIT_VALUE:
         raise InvalidInput(
@@ -183,6 +187,7 @@ class AccountService:
             recall_notes=settings.recall_notes,
             recall_tokens=settings.recall_tokens,
             spend_cap_micros=settings.spend_cap_micros,
+            memory_tokens=settings.memory_tokens,
             member_id=member_id,
             vault=vault,
         )

@@ -470,7 +470,8 @@ class ProfileService:
 
     # ------------------------------------------------------------------ request time
     def token_budget(self, key: ApiKey) -> int:
-        return self.default_token_budget
+        """The key's memory block budget (``memory_tokens``, 1,500 by default)."""
+        return key.memory_tokens
 
     def attach(self, key: ApiKey, slugs: Sequence[str], message_text: str | None) -> Attachment:
         """The composition for ``slugs`` (header order) on a request by ``key``. Never

@@ -42,6 +42,7 @@ def _key_record(item: Item) -> ApiKey:
         # Keys written before the gateway settings existed lack them: the defaults apply.
         recall_notes=item.get("recall_notes", _KEY_DEFAULTS.recall_notes),
         recall_tokens=item.get("recall_tokens", _KEY_DEFAULTS.recall_tokens),
+        memory_tokens=item.get("memory_tokens", _KEY_DEFAULTS.memory_tokens),
         spend_cap_micros=item.get("spend_cap_micros"),
         # Keys written before members existed have no owner until the upgrade, and are
         # bound to their account's vault.
@@ -154,6 +155,7 @@ class DynamoKeyStore(DynamoParts):
             "key_hash": key_hash,
             "recall_notes": key.recall_notes,
             "recall_tokens": key.recall_tokens,
+            "memory_tokens": key.memory_tokens,
             "spend_cap_micros": key.spend_cap_micros,  # None is left out (no cap)
             "member_id": key.member_id,
             "vault": key.vault,
@@ -262,5 +264,6 @@ class DynamoKeyStore(DynamoParts):
                 recall_notes=settings.recall_notes,
                 recall_tokens=settings.recall_tokens,
                 spend_cap_micros=settings.spend_cap_micros,
+                memory_tokens=settings.memory_tokens,
             )
         return updated

@@ -34,6 +34,7 @@ def _key(row: sqlite3.Row) -> ApiKey:
         recall_notes=row["recall_notes"],
         recall_tokens=row["recall_tokens"],
         spend_cap_micros=row["spend_cap_micros"],
+        memory_tokens=row["memory_tokens"],
         member_id=row["member_id"],
         vault=bool(row["vault"]),
         owner_active=bool(row["owner_active"]),
@@ -91,8 +92,8 @@ class SqliteKeyStore(SqliteParts):
             conn.execute(
                 "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, recall, tools, mcp,"
                 " admin, created_at, revoked_at, recall_notes, recall_tokens, spend_cap_micros,"
-                " member_id, vault)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " member_id, vault, memory_tokens)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key.id,
                     key.account_id,
@@ -110,6 +111,7 @@ class SqliteKeyStore(SqliteParts):
                     key.spend_cap_micros,
                     key.member_id,
                     int(key.vault),
+                    key.memory_tokens,
                 ),
             )
 
@@ -145,12 +147,13 @@ class SqliteKeyStore(SqliteParts):
         with self.db.transaction() as conn:
             if settings is not None:
                 conn.execute(
-                    "UPDATE api_keys SET recall_notes = ?, recall_tokens = ?, spend_cap_micros = ?"
-                    " WHERE account_id = ? AND id = ?",
+                    "UPDATE api_keys SET recall_notes = ?, recall_tokens = ?, spend_cap_micros = ?,"
+                    " memory_tokens = ? WHERE account_id = ? AND id = ?",
                     (
                         settings.recall_notes,
                         settings.recall_tokens,
                         settings.spend_cap_micros,
+                        settings.memory_tokens,
                         account_id,
                         key_id,
                     ),

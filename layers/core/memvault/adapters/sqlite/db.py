@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
     revoked_at REAL,
     recall_notes INTEGER NOT NULL DEFAULT 5,
     recall_tokens INTEGER NOT NULL DEFAULT 2000,
+    memory_tokens INTEGER NOT NULL DEFAULT 1500,
     spend_cap_micros INTEGER
 );
 CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys(account_id, created_at);
@@ -200,6 +201,8 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("usage_records", "estimated", "INTEGER NOT NULL DEFAULT 0"),
     # Attribution of injected tokens and fact-search embeddings (memory profiles).
     ("usage_records", "attribution", "TEXT NOT NULL DEFAULT '{}'"),
+    # A key's memory profile budget (memory profiles).
+    ("api_keys", "memory_tokens", "INTEGER NOT NULL DEFAULT 1500"),
 ]
 
 
