@@ -335,3 +335,22 @@ def test_the_spend_cap_is_checked_after_injection_and_usage_is_attributed(
     assert record.injected_recall_tokens == 0
     assert record.search_embed_calls == 1
     assert record.injected_tokens == record.injected_profile_tokens
+
+
+def test_a_stream_gets_the_blocks_and_the_applied_header(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    org = org_of(gateway)
+    memory(gateway, org.member.caller, "u", ("guardrail", "Use metric units.", None))
+    key = plain_key(gateway, org.member.caller)
+    client = openai_client(gateway, key)
+    with client.chat.completions.with_streaming_response.create(
+        model="gpt-4o-mini",
+        messages=copy.deepcopy(CONVERSATION),
+        stream=True,
+        extra_headers={"x-mem-id": "u,nope"},
+    ) as response:
+        assert response.headers["x-memory-applied"] == "u"
+        chunks = list(response.iter_lines())
+    assert any("[DONE]" in line for line in chunks)
+    assert sent_system(upstream).startswith(STABLE_OPEN)
