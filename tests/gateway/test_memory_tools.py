@@ -16,8 +16,9 @@ from memvault.errors import NotFound, RateLimited
 from memvault.gateway.formats.anthropic import MEMORY_TOOLS as ANTHROPIC_MEMORY_TOOLS
 from memvault.gateway.formats.openai import MEMORY_TOOLS as OPENAI_MEMORY_TOOLS
 from memvault.gateway.planning import memory_tools_tokens
+from memvault.gateway.rounds import ROUND_RESULT_TOKENS, reserved_prompt_tokens
 from memvault.services.context import Caller, Surface
-from memvault.tokens import estimate_request_tokens
+from memvault.tokens import count_tokens, estimate_request_tokens
 from memvault.tools import TOOL_NAMES, VAULT_INSTRUCTIONS
 from tests.gateway.conftest import anthropic_client, issue_key, openai_client, wait_for_usage
 from tests.gateway.protocol_helpers import format_error, minimal_body, raw_post, raw_stream
@@ -307,20 +308,23 @@ def test_mixed_turn_runs_writes_drops_reads_and_returns_the_clients_calls(
 def test_writes_over_4mb_per_request_are_refused_to_the_model_and_the_request_goes_on(
     gateway: LiveServer, upstream: ScriptedUpstream
 ) -> None:
-    # An ordinary prompt and reservation: the rounds are judged by what the provider
-    # reports (here, little), so the cap over the whole request is what stops the writes.
+    # The provider reports what it was sent and what it wrote (a token per four bytes),
+    # as memvault counts them too: the megabytes the model writes come back in every
+    # later send. A client that lets the model write that much (max_tokens for 4 MB of
+    # arguments) has a reservation that holds those rounds (ADR 0023), so the cap over
+    # the whole request is what stops the writes.
     key = issue_key(gateway, tools=True)
     mb = "x" * 1_000_000
-    cheap = {"input_tokens": 50, "output_tokens": 20}
     upstream.enqueue(
-        Reply(tool_calls=[write(f"big{i}.md", mb) for i in range(3)], **cheap),  # type: ignore[arg-type]
-        Reply(tool_calls=[write("big3.md", mb), write("big4.md", "y" * 300_000)], **cheap),  # type: ignore[arg-type]
-        Reply(text="stored what I could", **cheap),  # type: ignore[arg-type]
+        Reply(tool_calls=[write(f"big{i}.md", mb) for i in range(3)]),
+        Reply(tool_calls=[write("big3.md", mb), write("big4.md", "y" * 300_000)]),
+        Reply(text="stored what I could"),
     )
-    # Screening a model's megabyte takes seconds: the client waits longer than usual.
     client = openai_client(gateway, key).with_options(timeout=180)
     raw = client.chat.completions.with_raw_response.create(
-        model="gpt-4o-mini", max_tokens=100, messages=[{"role": "user", "content": "store them"}]
+        model="gpt-4o-mini",
+        max_tokens=2_000_000,
+        messages=[{"role": "user", "content": "store them"}],
     )
     assert raw.parse().choices[0].message.content == "stored what I could"
     assert len(upstream.requests) == 3
@@ -466,12 +470,13 @@ def test_when_a_second_round_would_not_fit_the_first_goes_without_tools(
 ) -> None:
     key = issue_key(sqlite_gateway, tools=True)
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "look it up"}]}
-    prompt = prompt_estimate(body)
-    # The first send costs twice what was estimated: the reservation (five sends of the
-    # estimate) holds one more send of that size, not two.
+    # The first send costs far more than estimated (the provider counts more than
+    # memvault): a little under half of what the reservation holds, so it holds one
+    # more send of that size, not two.
+    sent = reserved_prompt_tokens(prompt_estimate(body), 50, 5) // 2 - 200
     upstream.enqueue(
-        Reply(tool_calls=[SEARCH], input_tokens=2 * prompt, output_tokens=5),
-        Reply(text="Answered from what I had.", input_tokens=2 * prompt, output_tokens=5),
+        Reply(tool_calls=[SEARCH], input_tokens=sent, output_tokens=5),
+        Reply(text="Answered from what I had.", input_tokens=sent, output_tokens=5),
     )
     raw = ask(sqlite_gateway, key, "look it up", max_tokens=50)
     assert raw.parse().choices[0].message.content == "Answered from what I had."
@@ -517,8 +522,9 @@ def test_a_long_memory_read_is_cut_to_fit_and_says_how_to_read_on(
     assert note[offset:].startswith(more[follows.end() :].split("\n\n[")[0])
 
 
+@pytest.mark.parametrize("system_words", [0, 3_000], ids=["one-line", "agent-sized"])
 def test_four_rounds_of_long_reads_fit_what_was_reserved(
-    gateway: LiveServer, upstream: ScriptedUpstream
+    gateway: LiveServer, upstream: ScriptedUpstream, system_words: int
 ) -> None:
     for i in range(4):
         gateway.services.vault.write(USER, f"long{i}.md", long_note(20_000))
@@ -527,20 +533,24 @@ def test_four_rounds_of_long_reads_fit_what_was_reserved(
     # round's results really cost the next rounds.
     reads = [Reply(tool_calls=[ToolCall("memory_read", {"path": f"long{i}.md"})]) for i in range(4)]
     upstream.enqueue(*reads, Reply(text="all four read"))
-    system = long_note(3_000)  # an agent-sized prompt, so each round's share is useful
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": "read"}]
+    # A one-line question holds as many rounds as an agent's long prompt: what the rounds
+    # add is reserved for them, not taken from the prompt's own five sends (ADR 0023).
+    messages: list[dict[str, str]] = [{"role": "user", "content": "read"}]
+    if system_words:
+        messages.insert(0, {"role": "system", "content": long_note(system_words)})
     raw = ask(gateway, key, max_tokens=200, messages=messages)
     assert raw.parse().choices[0].message.content == "all four read"
     assert len(upstream.requests) == 5
     results = [r.json["messages"][-1]["content"] for r in upstream.requests[1:]]
     assert all("call memory_read with offset" in r for r in results)
+    # every round got its whole share: about ROUND_RESULT_TOKENS of the note each
+    assert all(count_tokens(r) >= ROUND_RESULT_TOKENS // 2 for r in results)
     assert upstream.requests[4].json["tool_choice"] == "none"
     [record] = wait_for_usage(gateway, 1)
     assert record.rounds == 4 and record.memory_calls == {"memory_read": 4}
     body = {"model": "gpt-4o-mini", "messages": messages}
-    held = reservation_micros(
-        gateway.services.billing.price("gpt-4o-mini"), prompt_estimate(body), 200, 5
-    )
+    prompt = reserved_prompt_tokens(prompt_estimate(body), 200, 5)
+    held = reservation_micros(gateway.services.billing.price("gpt-4o-mini"), prompt, 200, 1)
     assert record.cost_micros <= held
 
 

@@ -3,27 +3,75 @@ results (pure functions of gateway.rounds and tools.memory; no server)."""
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memvault.gateway.formats.base import ToolCall, ToolOutcome
 from memvault.gateway.rounds import (
     MIN_RESULT_TOKENS,
+    ROUND_RESULT_TOKENS,
     fit_outcomes,
     nesting_depth,
     plan_round,
+    reserved_prompt_tokens,
     result_tokens,
 )
-from memvault.tokens import count_tokens
-from memvault.tools import ToolResult
+from memvault.tokens import MESSAGE_OVERHEAD, count_tokens
+from memvault.tools import MAX_CALLS_PER_ROUND, MAX_TOOL_ROUNDS, ToolResult
 from memvault.tools.memory import fit_result
 
 
 def test_with_room_for_every_round_the_tools_stay_and_the_results_share_it() -> None:
-    plan = plan_round(room=100_000, base=1_000, sends_left=4, calls=1)
+    plan = plan_round(room=40_000, base=1_000, sends_left=4, calls=1)
     assert plan is not None and plan.tools
     # Four sends of the base, and each round's growth at most 10 times over.
-    assert plan.result_tokens == (100_000 - 4 * 1_000) // 10
+    assert plan.result_tokens == (40_000 - 4 * 1_000) // 10
+    # More room than that gives no round more than its share of the reservation.
+    generous = plan_round(room=10**9, base=1_000, sends_left=4, calls=1)
+    assert generous is not None and generous.result_tokens == ROUND_RESULT_TOKENS
+
+
+@given(
+    prompt=st.integers(1, 200_000),
+    allowance=st.integers(1, 2_000_000),
+    turns=st.lists(st.floats(0, 1), min_size=4, max_size=4),
+    calls=st.lists(st.integers(1, MAX_CALLS_PER_ROUND), min_size=4, max_size=4),
+)
+def test_what_is_reserved_holds_four_full_rounds(
+    prompt: int, allowance: int, turns: list[float], calls: list[int]
+) -> None:
+    # The engine's planning, step by step: a provider that counts as memvault does, a
+    # model whose turns (the calls it writes, sent again in every later round) stay
+    # within the output allowance, and each round's results taking all they are given.
+    # Every round keeps the tools but the last, gets the whole ROUND_RESULT_TOKENS, and
+    # the five sends together never pass what was held.
+    held = reserved_prompt_tokens(prompt, allowance, MAX_TOOL_ROUNDS + 1)
+    total = sum(turns) or 1.0
+    outputs = [math.floor(allowance * t / total) for t in turns]  # they sum to <= allowance
+    sent = [prompt]
+    conversation = prompt
+    for number, (output, count) in enumerate(zip(outputs, calls, strict=True), start=1):
+        base = conversation + output + MESSAGE_OVERHEAD * (1 + count)
+        plan = plan_round(
+            room=held - sum(sent),
+            base=base,
+            sends_left=MAX_TOOL_ROUNDS + 1 - number,
+            calls=count,
+        )
+        assert plan is not None, number
+        assert plan.result_tokens == ROUND_RESULT_TOKENS, number
+        assert plan.tools == (number < MAX_TOOL_ROUNDS)
+        conversation = base + plan.result_tokens
+        sent.append(conversation)
+    assert sum(sent) <= held
+
+
+def test_a_round_reservation_is_the_prompt_five_times_and_what_the_rounds_add() -> None:
+    growth = ROUND_RESULT_TOKENS + (1 + MAX_CALLS_PER_ROUND) * MESSAGE_OVERHEAD
+    assert reserved_prompt_tokens(1_000, 500, 5) == 5 * 1_000 + 10 * growth + 4 * 500
+    assert reserved_prompt_tokens(1_000, 500, 1) == 1_000  # no tools: one send
 
 
 def test_the_last_send_that_fits_goes_without_the_tools() -> None:

@@ -63,6 +63,8 @@ from memvault.gateway.rounds import (
     fit_outcomes,
     next_prompt_base,
     plan_round,
+    planned_usage,
+    reserved_prompt_tokens,
     result_tokens,
     run_calls,
     with_final_note,
@@ -104,6 +106,9 @@ class Exchange:
     started_at: float = 0.0  # the billing clock's time, for the usage record's day
     usage: Usage = field(default_factory=Usage)
     estimated: bool = False  # some of the usage is memvault's count, not upstream's
+    # What the rounds are planned on: each send's usage as memvault counts it, or as the
+    # provider reported it when that is more (gateway.rounds.planned_usage, ADR 0023).
+    planned: Usage = field(default_factory=Usage)
     upstream_headers: dict[str, str] = field(default_factory=dict)  # relayed to the client
     status: int = 200
     outcome: str = "ok"
@@ -139,8 +144,8 @@ class Exchange:
     def room_tokens(self) -> int:
         """The prompt tokens the reservation still holds for every send to come: what
         was reserved, less what was spent and the output allowance not yet used."""
-        spent = cost_micros(self.price, self.usage.input_tokens, self.usage.output_tokens)
-        output_left = max(0, self.output_allowance - self.usage.output_tokens)
+        spent = cost_micros(self.price, self.planned.input_tokens, self.planned.output_tokens)
+        output_left = max(0, self.output_allowance - self.planned.output_tokens)
         left = self.reserved_micros - spent - cost_micros(self.price, 0, output_left)
         if self.price.input_per_million <= 0:
             return MAX_MICROS if left >= 0 else -1
@@ -258,7 +263,10 @@ class Gateway:
         # profiles attached can make a key near its cap be refused.
         added = injected_tokens(plan) + (profile.tokens if profile else 0)
         prompt = math.ceil((estimate_request_tokens(body) + added) * api.token_margin)
-        amount = reservation_micros(price, prompt, allowance, sends)
+        # With the memory tools, the prompt five times and what the four rounds may add
+        # (their results and the model's turns sent again: gateway.rounds, ADR 0023).
+        held_prompt = reserved_prompt_tokens(prompt, allowance, sends)
+        amount = reservation_micros(price, held_prompt, allowance, 1)
         reservation = billing.reserve(key, amount)  # past what a ledger holds: a 400
         return Exchange(
             api=api,
@@ -336,6 +344,7 @@ class Gateway:
             run_calls(self.services, state, writes_only(memory, state))
             return None
         margin = ex.api.token_margin
+        ex.planned.add(Usage(*planned_usage(turn, ex.prompt_tokens, margin)))
         base = next_prompt_base(turn, ex.prompt_tokens, margin)
         plan = plan_round(
             room=ex.room_tokens(), base=base, sends_left=state.sends_left, calls=len(memory)

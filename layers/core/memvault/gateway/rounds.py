@@ -46,6 +46,11 @@ from memvault.tools.memory import fit_result
 MAX_ARGUMENT_DEPTH = 64
 # The least a tool result is cut to: its frame and the note saying how to read on.
 MIN_RESULT_TOKENS = 64
+# The most one round's results may add to the conversation, all together (memvault's
+# count, margin included): what the reservation holds for each round (ADR 0023).
+ROUND_RESULT_TOKENS = 4_000
+# A round's messages besides its results: the model's turn and each of its calls.
+ROUND_OVERHEAD_TOKENS = (1 + MAX_CALLS_PER_ROUND) * MESSAGE_OVERHEAD
 # Appended to the last tool result of a round sent without the memory tools.
 FINAL_ROUND_NOTE = (
     "\n\n[memory: the memory tools are not available for the rest of this answer (this"
@@ -158,6 +163,28 @@ def writes_only(calls: list[ToolCall], state: RoundState) -> list[ToolCall]:
 
 
 # ---------------------------------------------------------------------- what the rounds may cost
+def reserved_prompt_tokens(prompt: int, output_allowance: int, sends: int) -> int:
+    """The prompt tokens a request with ``sends`` sends (the first and one per round)
+    holds: every send carries the whole conversation, so round ``i`` of ``r`` is sent
+    again ``r - i + 1`` times, with its results (at most ``ROUND_RESULT_TOKENS``), its
+    messages' overhead and the model's turn that asked for it (the model's turns share
+    the output allowance, so together they are re-sent at most ``r`` times over).
+
+    ``r`` rounds: ``sends * prompt + r(r+1)/2 * (ROUND_RESULT_TOKENS +
+    ROUND_OVERHEAD_TOKENS) + r * output_allowance``. With that much held, ``plan_round``
+    gives every one of the rounds at least ``ROUND_RESULT_TOKENS`` as long as the
+    provider counts no more than memvault does and the model's turns stay within the
+    allowance (ADR 0023; tests/gateway/test_round_budget.py walks every case).
+    """
+    rounds = max(sends, 1) - 1
+    growth = ROUND_RESULT_TOKENS + ROUND_OVERHEAD_TOKENS
+    return (
+        max(sends, 1) * max(prompt, 0)
+        + rounds * (rounds + 1) // 2 * growth
+        + rounds * max(output_allowance, 0)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RoundPlan:
     """The next send: whether it keeps the memory tools (another round may follow it)
@@ -181,26 +208,43 @@ def plan_round(*, room: int, base: int, sends_left: int, calls: int) -> RoundPla
     most ``m * base + g * m(m+1)/2``. The plan takes the most sends (up to
     ``sends_left``) for which ``g`` still holds every result's frame and note; this
     round's results get ``g``, and when only this send fits it goes without the memory
-    tools, so the model answers.
+    tools, so the model answers. A round's results never get more than
+    ``ROUND_RESULT_TOKENS``, what the reservation holds for each.
     """
     floor = calls * MIN_RESULT_TOKENS
     for sends in range(max(sends_left, 0), 0, -1):
         growth = (room - sends * base) // (sends * (sends + 1) // 2)
         if growth >= floor:
-            return RoundPlan(tools=sends > 1, result_tokens=growth)
+            # never more than a round's share of the reservation: a first round that took
+            # the room the later ones were held for would leave them short
+            return RoundPlan(tools=sends > 1, result_tokens=min(growth, ROUND_RESULT_TOKENS))
     return None
 
 
+def counted_output(turn: Turn, margin: float) -> int:
+    """The turn the model wrote (text and tool calls), as memvault counts it."""
+    text = turn.text + "".join(c.name + c.arguments_json for c in turn.tool_calls)
+    return math.ceil(count_tokens(text) * margin)
+
+
+def planned_usage(turn: Turn, sent_prompt: int, margin: float) -> tuple[int, int]:
+    """What a send is taken to have used when the rounds are planned: memvault's own
+    count (``sent_prompt``, the turn counted), or the provider's when it says more. The
+    reservation is sized in memvault's count, so a provider that counts no more than
+    memvault never makes a round fall short, and one that counts more stops the rounds
+    before they spend past the hold."""
+    return (
+        max(turn.usage.input_tokens, sent_prompt),
+        max(turn.usage.output_tokens, counted_output(turn, margin)),
+    )
+
+
 def next_prompt_base(turn: Turn, sent_prompt: int, margin: float) -> int:
-    """The next send's prompt before the round's results: the prompt just sent (as the
-    provider reported it, else ``sent_prompt``, memvault's count) and the turn that
-    answered it, which goes back as the assistant's message."""
-    answered = turn.usage.output_tokens
-    if not answered:
-        text = turn.text + "".join(c.name + c.arguments_json for c in turn.tool_calls)
-        answered = math.ceil(count_tokens(text) * margin)
-    overhead = MESSAGE_OVERHEAD * (1 + len(turn.tool_calls))
-    return (turn.usage.input_tokens or sent_prompt) + answered + overhead
+    """The next send's prompt before the round's results: the prompt just sent and the
+    turn that answered it, which goes back as the assistant's message (each as
+    ``planned_usage`` takes it)."""
+    prompt, answered = planned_usage(turn, sent_prompt, margin)
+    return prompt + answered + MESSAGE_OVERHEAD * (1 + len(turn.tool_calls))
 
 
 def result_tokens(outcome: ToolOutcome, margin: float) -> int:
