@@ -68,6 +68,8 @@ def _environment(
         "MEMVAULT_OPENSEARCH_TIMEOUT": "2",
         "MEMVAULT_DATA_DIR": str(data),
         "MEMVAULT_PASSWORD_HASH_COST": "low",
+        # The notes index only: vector search (a k-NN index) has its own tests.
+        "MEMVAULT_EMBEDDINGS": "off",
         "AWS_REGION": REGION,
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "memvault",

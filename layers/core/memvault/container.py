@@ -15,7 +15,6 @@ from memvault.adapters.passwords import Argon2Hasher
 from memvault.domain.budgets import BucketPolicy
 from memvault.domain.pricing import PriceTable
 from memvault.ports import (
-    Embedder,
     IdentityStorage,
     Ledger,
     MemoryProfileStore,
@@ -173,17 +172,9 @@ def build_services(
         embedding=embedding,
         vectors=vectors,
         profiles=ProfileService(
-            profile_store, audit, billing, lambda: _embedder(settings, prices), clock
+            profile_store, audit, billing, lambda: embedding.embedder, clock
         ),
     )
-
-
-def _embedder(settings: Settings, prices: PriceTable) -> Embedder | None:
-    """The configured embedder, built on first use (the local model loads in about a
-    tenth of a second; a process that never embeds never pays it)."""
-    from memvault.adapters.embeddings import build_embedder
-
-    return build_embedder(settings, prices)
 
 
 def sign_in_policies(settings: Settings) -> tuple[BucketPolicy, BucketPolicy]:

@@ -24,16 +24,19 @@ RETRY_AFTER_S = 5.0
 
 
 class EnsureOnce:
-    """Runs ``ensure`` until it succeeds once; between failures, fails fast."""
+    """Runs ``ensure`` until it succeeds once; after a failure that ``pause_on`` accepts
+    (by default any), fails fast for ``retry_after`` seconds."""
 
     def __init__(
         self,
         ensure: Callable[[], object],
         *,
         retry_after: float = RETRY_AFTER_S,
+        pause_on: Callable[[Exception], bool] = lambda _exc: True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._ensure = ensure
+        self._pause_on = pause_on
         self._retry_after = retry_after
         self._clock = clock
         self._lock = threading.Lock()
@@ -60,9 +63,15 @@ class EnsureOnce:
             try:
                 self._ensure()
             except Exception as exc:
-                self._error, self._failed_at = exc, self._clock()
+                if self._pause_on(exc):
+                    self._error, self._failed_at = exc, self._clock()
                 raise
             self._done, self._error, self._failed_at = True, None, None
+
+    def end_pause(self) -> None:
+        """Forget the last failure (the resource answered again): the next call tries at
+        once rather than failing fast until ``retry_after`` has passed."""
+        self._error = self._failed_at = None
 
     def reset(self) -> None:
         """Forget the success (the resource vanished): the next call ensures again."""

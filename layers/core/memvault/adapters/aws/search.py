@@ -387,8 +387,11 @@ class OpenSearchIndex:
         # Nothing is sent at construction: the first operation that needs the index checks
         # it (or, with create_missing, creates it) once, and a failure is retried only
         # after a pause (adapters/aws/lazy.py, ADR 0031).
+        # Only an unreachable node pauses the checks: a missing index is asked about again
+        # on the next call (one HEAD), so it is found the moment the ops path makes it.
         self._ready = EnsureOnce(
-            (lambda: self.create_index(replicas=replicas)) if create_missing else self.check
+            (lambda: self.create_index(replicas=replicas)) if create_missing else self.check,
+            pause_on=lambda exc: getattr(exc, "code", None) == "search_unavailable",
         )
 
     # ------------------------------------------------------------------ admin
@@ -470,9 +473,12 @@ class OpenSearchIndex:
         """Whether the node answers within about ``timeout`` seconds (never raises): a
         cheap probe before optional work, such as an idle moment's outbox drain."""
         try:
-            return bool(self.client.ping(request_timeout=timeout))
+            answered = bool(self.client.ping(request_timeout=timeout))
         except Exception:
             return False
+        if answered:
+            self._ready.end_pause()  # the node is back: the next write checks at once
+        return answered
 
     def drop_index(self) -> None:
         """Drop the index and everything in it (tests, teardown). Missing is fine."""
