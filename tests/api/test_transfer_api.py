@@ -518,10 +518,25 @@ def test_a_streamed_refusal_is_the_last_event_with_the_usual_body(
 def test_a_streamed_refusal_after_parsing_began(live_server: LiveServer) -> None:
     with live_server.client() as client:
         seed(client)  # 3 notes
+        before = vault_state(client)
+        archive = hostile(("fine.md", "ok"), ("late/bad.md", b"caf\xe9"))
+        events = streamed(client.post("/v1/import", content=archive, headers=STREAMED))
+        assert phases(events)[0][:2] == ("parsing", 0)
+        error = events[-1]["error"]
+        assert (error["type"], error["code"]) == ("unprocessable", "invalid_utf8")
+        assert "nothing was changed" in error["message"]
+        assert vault_state(client) == before
+
+
+def test_a_streamed_capacity_refusal_comes_before_anything_is_unpacked(
+    live_server: LiveServer,
+) -> None:
+    with live_server.client() as client:
+        seed(client)  # 3 notes
         live_server.services.accounts.set_limits(LOCAL_ACCOUNT_ID, Limits(max_notes=3))
         before = vault_state(client)
         events = streamed(client.post("/v1/import", content=hostile(), headers=STREAMED))
-        assert phases(events)[0][:2] == ("parsing", 0)
+        assert phases(events) == []  # refused from the archive's directory alone
         error = events[-1]["error"]
         assert (error["type"], error["code"]) == ("quota_exceeded", "vault_note_limit")
         assert "nothing was changed" in error["message"]

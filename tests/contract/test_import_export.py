@@ -243,9 +243,10 @@ def _lying_size_stored() -> bytes:
 
 
 def _zip_bomb() -> bytes:
-    # 32 MiB of notes in a few dozen KiB: each note is within the 1 MB limit and the
-    # total within the unpacked cap, only the ratio gives it away.
-    return hostile(*((f"bomb/{i}.md", "a" * MAX_NOTE_BYTES) for i in range(32)))
+    # 80 MiB of notes in a few dozen KiB: each note is within the 1 MB limit and the
+    # total within the unpacked cap and the quota, only the ratio gives it away (past
+    # the 64 MiB below which no archive is refused for its ratio alone).
+    return hostile(*((f"bomb/{i}.md", "a" * MAX_NOTE_BYTES) for i in range(80)))
 
 
 def _corrupt_deflate() -> bytes:

@@ -3,14 +3,21 @@ serve, mcp, reindex and init-search (the others are clients of a running server)
 
 from __future__ import annotations
 
+import logging
 import socket
 import sqlite3
-from typing import Annotated
+import threading
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
 from memvault.cli.output import die, err, fail, out, plural
+
+if TYPE_CHECKING:
+    from memvault.container import Services
+
+log = logging.getLogger("memvault.serve")
 
 
 def _check_can_listen(host: str, port: int) -> None:
@@ -71,7 +78,28 @@ def serve(
     data = services.settings.data_dir if embedded else "(aws)"
     out.print(Text(f"memvault: data in {data}"))
     out.print(Text(f"memvault: serving http://{bind_host}:{bind_port} (Ctrl-C to stop)"))
+    if embedded:
+        drain_outbox_in_background(services)
     uvicorn.run(create_app(services), host=bind_host, port=bind_port, log_level="warning")
+
+
+def drain_outbox_in_background(services: Services) -> threading.Thread:
+    """Index what the search outbox holds: notes committed by a process that died before
+    it indexed them (a crash mid-import), or while the index failed. In the background,
+    so a big backlog never delays the server's start; searches see notes as they land."""
+
+    def drain() -> None:
+        try:
+            drained = services.vault.indexing.drain_all()
+        except Exception:  # the server runs; `memvault reindex` is the last resort
+            log.warning("could not drain the search outbox at start", exc_info=True)
+            return
+        if drained:
+            log.info("drained the search outbox at start", extra={"notes": drained})
+
+    thread = threading.Thread(target=drain, name="memvault-outbox-drain", daemon=True)
+    thread.start()
+    return thread
 
 
 def mcp_stdio() -> None:

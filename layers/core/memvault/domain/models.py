@@ -174,6 +174,9 @@ class PutNote:
     links: tuple[LinkRef, ...]
     sha256: str
     expected_version: int | None = None
+    # When the content last changed, if not at the commit (an imported file's own
+    # modification time); the version written is still dated at the commit.
+    updated_at: float | None = None
 
     @property
     def size(self) -> int:

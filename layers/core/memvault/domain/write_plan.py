@@ -115,7 +115,7 @@ class PutDecision:
             version=self.version,
             size=change.size,
             created_at=self.created_at,
-            updated_at=now,
+            updated_at=content_time(change, now),
             markdown=change.markdown,
             sha256=change.sha256,
         )
@@ -169,7 +169,15 @@ def plan_put(
         return _new_version(
             PutKind.REVIVE, deleted.id, deleted.version, deleted.created_at, Cost(1, change.size)
         )
-    return _new_version(PutKind.CREATE, new_id(), 0, now, Cost(1, change.size))
+    # A note created from an older file was not created after its last change.
+    created = min(now, content_time(change, now))
+    return _new_version(PutKind.CREATE, new_id(), 0, created, Cost(1, change.size))
+
+
+def content_time(change: PutNote, now: float) -> float:
+    """The note's ``updated_at`` once ``change`` is written: the file's own time when the
+    change carries one (an import), else the commit's."""
+    return now if change.updated_at is None else change.updated_at
 
 
 def _new_version(

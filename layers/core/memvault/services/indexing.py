@@ -68,7 +68,9 @@ class IndexSync:
 
     def after_commit(
         self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
-    ) -> None:
+    ) -> bool:
+        """Bring the index (and vectors) up to date with a commit; False when that failed
+        and the commit's notes were queued in the outbox instead."""
         try:
             self._follow(account_id, changes, result)
         except Exception:
@@ -84,11 +86,12 @@ class IndexSync:
                 self._pending.add(account_id)
             except Exception:  # the write stands; `memvault reindex` is the last resort
                 log.exception("could not queue notes for reindexing")
-            return
+            return False
         if self.vectors is not None and not self._follow_vectors(account_id, changes, result):
-            return
+            return False
         if account_id in self._pending:
             self.drain(account_id)
+        return True
 
     def _follow_vectors(
         self, account_id: str, changes: Sequence[NoteChange], result: CommitResult

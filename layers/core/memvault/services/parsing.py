@@ -10,9 +10,13 @@ multiprocessing's semaphores) it falls back to one core.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
 import os
+import signal
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -44,6 +48,36 @@ def _derive(items: list[Item]) -> list[_Derived]:
     return out
 
 
+# How often a worker checks that the process that started it is still there.
+PARENT_CHECK_SECONDS = 0.25
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def end_with_parent(parent_pid: int) -> None:
+    """A worker's initializer: the worker ends when the server ends, however it ends.
+
+    A clean shutdown stops the pool, but a server killed with SIGKILL (or by the OOM
+    killer) runs no code, and its workers would parse on, orphaned. On Linux the kernel
+    kills the worker when its parent dies (PR_SET_PDEATHSIG); everywhere, a daemon thread
+    notices the parent is gone (the worker is re-parented) and exits.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the watcher alone
+        pass
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while True:
+        time.sleep(PARENT_CHECK_SECONDS)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+
 def _usable_cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))  # what this process may run on (containers)
@@ -60,6 +94,7 @@ class BulkParser:
 
     def __init__(self, expected_notes: int) -> None:
         self._items: list[Item] = []
+        self._times: list[float | None] = []  # each note's own modification time, if known
         self._futures: list[Future[list[_Derived]]] = []
         self._submitted = 0  # items[:submitted] are with the workers
         self._workers = min(MAX_WORKERS, _usable_cpus())
@@ -79,8 +114,11 @@ class BulkParser:
             self._pool.shutdown(wait=True, cancel_futures=exc_type is not None)
             self._pool = None
 
-    def add(self, path: str, markdown: str, expected_version: int) -> None:
+    def add(
+        self, path: str, markdown: str, expected_version: int, updated_at: float | None = None
+    ) -> None:
         self._items.append((path, markdown, expected_version))
+        self._times.append(updated_at)
         if self._parallel and len(self._items) - self._submitted >= CHUNK:
             self._submit()
 
@@ -105,9 +143,10 @@ class BulkParser:
                 links=links,
                 sha256=sha256,
                 expected_version=expected,
+                updated_at=updated_at,
             )
-            for (path, markdown, expected), (title, tags, links, sha256) in zip(
-                self._items, derived, strict=True
+            for (path, markdown, expected), (title, tags, links, sha256), updated_at in zip(
+                self._items, derived, self._times, strict=True
             )
         ]
 
@@ -119,7 +158,12 @@ class BulkParser:
             if self._pool is None:
                 # "spawn": a fresh interpreter per worker, never a fork of a threaded server.
                 context = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=context)
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self._workers,
+                    mp_context=context,
+                    initializer=end_with_parent,
+                    initargs=(os.getpid(),),
+                )
             self._futures.append(self._pool.submit(_derive, chunk))
         except _POOL_ERRORS:
             log.warning("parallel parsing unavailable; parsing on one core", exc_info=True)

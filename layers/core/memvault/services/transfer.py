@@ -8,20 +8,23 @@ unchanged is not touched, so exporting and re-importing creates no versions.
 
 from __future__ import annotations
 
+import calendar
 import logging
 import lzma
 import stat
+import struct
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Literal
 
 from memvault.domain import paths
 from memvault.domain.budgets import Bucket
-from memvault.domain.models import MAX_NOTE_BYTES, Limits, NoteChange
+from memvault.domain.models import MAX_NOTE_BYTES, Account, Limits, NoteChange
 from memvault.errors import InvalidInput, InvalidPath, QuotaExceeded, TooLarge, Unprocessable
+from memvault.ports import NoteKey
 from memvault.services.context import Caller
 from memvault.services.parsing import BulkParser
 from memvault.services.vault import VaultService, sha256_text
@@ -56,6 +59,15 @@ _MACOS_METADATA = "__MACOSX/"
 # The latest timestamp a zip entry can carry (DOS dates end in 2107).
 _ZIP_MAX_EPOCH = 4354819198.0
 _ZIP_MIN_EPOCH = 315532800.0  # 1980-01-01, the earliest
+# Info-ZIP's "extended timestamp" extra field: the modification time in UTC seconds
+# (DOS times are local and to 2 s). Export writes it; import prefers it when present.
+_EXTENDED_TIMESTAMP = 0x5455
+_UINT32_MAX = 2**32 - 1
+
+# Below this many unpacked bytes an archive is never refused for how well it compressed:
+# every entry is capped at the note limit and the total at the vault's quota while it is
+# read, so a repetitive note (1 MB of one character packs 1000-fold) is just a note.
+RATIO_CHECK_FLOOR_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +111,28 @@ class ExportReport:
 class _Entry:
     info: zipfile.ZipInfo
     path: str
+    mtime: float | None  # the file's own modification time (UTC), when readable
+
+
+def _entry_mtime(info: zipfile.ZipInfo) -> float | None:
+    """The entry's modification time: the extended-timestamp field's UTC seconds when the
+    archive has one, else its DOS date read as UTC (as memvault's export writes it)."""
+    extra, pos = info.extra, 0
+    while pos + 4 <= len(extra):
+        tag, size = struct.unpack_from("<HH", extra, pos)
+        body = extra[pos + 4 : pos + 4 + size]
+        if tag == _EXTENDED_TIMESTAMP and len(body) >= 5 and body[0] & 1:
+            return float(struct.unpack_from("<I", body, 1)[0])
+        pos += 4 + size
+    try:
+        return float(calendar.timegm((*info.date_time, 0, 0, 0)))
+    except (OverflowError, ValueError):
+        return None
+
+
+def _extended_timestamp(epoch: float) -> bytes:
+    seconds = min(max(int(epoch), 0), _UINT32_MAX)
+    return struct.pack("<HHBI", _EXTENDED_TIMESTAMP, 5, 1, seconds)
 
 
 def _refuse(message: str, code: str, **details: object) -> Unprocessable:
@@ -196,13 +230,25 @@ class TransferService:
     ) -> None:
         """``VaultService.commit``'s two steps (storage, then search and links), with
         progress reported between them."""
-        vault, total = self.vault, len(changes)
+        vault, total, account = self.vault, len(changes), caller.account_id
         if progress:
             progress("committing", 0, total)
-        result = vault.store.commit(caller.account_id, changes, now=vault.clock())
+        # Crash safety: the notes are queued for indexing before they are committed, so a
+        # process that dies between the commit and the index leaves them in the outbox,
+        # which the next start drains (``memvault serve``; the ops schedule on AWS).
+        # Queued notes that were never committed are harmless: a drain indexes the vault
+        # as it is. The queue entries go once the import is indexed.
+        queued = [change.path for change in changes]
+        vault.store.queue_reindex(account, queued)
+        try:
+            result = vault.store.commit(account, changes, now=vault.clock())
+        except BaseException:
+            vault.store.unqueue_reindex(account, queued)
+            raise
         _after_commit(progress, "committing", total, total)
         _after_commit(progress, "indexing", 0, total)
-        vault.indexing.after_commit(caller.account_id, changes, result)
+        if vault.indexing.after_commit(account, changes, result):
+            vault.store.unqueue_reindex(account, queued)
         _after_commit(progress, "indexing", total, total)
 
     def _validate(
@@ -263,14 +309,18 @@ class TransferService:
                 )
             seen[key] = name
             declared_total += info.file_size
-            entries.append(_Entry(info=info, path=path))
+            entries.append(_Entry(info=info, path=path, mtime=_entry_mtime(info)))
         if declared_total > self.limits.max_uncompressed_bytes:
             raise _refuse(
                 f"the notes unpack to {declared_total} bytes; at most"
                 f" {self.limits.max_uncompressed_bytes}",
                 "archive_too_large_unpacked",
             )
-        if archive_size and declared_total / archive_size > self.limits.max_ratio:
+        if (
+            archive_size
+            and declared_total > RATIO_CHECK_FLOOR_BYTES
+            and declared_total / archive_size > self.limits.max_ratio
+        ):
             raise _refuse(
                 f"the archive expands {declared_total / archive_size:.0f}-fold; at most"
                 f" {self.limits.max_ratio:.0f}-fold (a zip bomb?)",
@@ -328,6 +378,8 @@ class TransferService:
         total_bytes = account.total_bytes if account else 0
         total = len(entries)
         every = max(1, -(-total // PARSING_REPORTS))  # rounded up
+        self._check_capacity(entries, existing, account, limits)
+        now = self.vault.clock()
         if progress:
             progress("parsing", 0, total)
         # Each note to write is parsed (in worker processes for a big archive) while the
@@ -341,7 +393,7 @@ class TransferService:
                     report.created += 1
                     count += 1
                     total_bytes += size
-                    parser.add(entry.path, markdown, 0)
+                    parser.add(entry.path, markdown, 0, _content_time(entry, now))
                 elif current.sha256 == sha256_text(markdown):
                     report.unchanged += 1  # not even parsed: nothing about it changes
                 else:
@@ -349,7 +401,7 @@ class TransferService:
                     # it is still the version we compared against.
                     report.updated += 1
                     total_bytes += size - current.size
-                    parser.add(current.path, markdown, current.version)
+                    parser.add(current.path, markdown, current.version, _content_time(entry, now))
                 # Reading is done at n of n, parsing not yet: the last report waits for it.
                 if progress and done % every == 0 and done < total:
                     progress("parsing", done, total)
@@ -371,6 +423,43 @@ class TransferService:
         if progress:
             progress("parsing", total, total)
         return changes
+
+    def _check_capacity(
+        self,
+        entries: Sequence[_Entry],
+        existing: Mapping[str, NoteKey],
+        account: Account | None,
+        limits: Limits,
+    ) -> None:
+        """Refuse, before a byte is unpacked, an archive that cannot fit the vault.
+
+        An entry never unpacks to more than its declared size (zipfile stops there, and a
+        shorter or longer stream fails its CRC), so declared sizes bound what reading
+        would hold: a padded archive or a flood of tiny notes is refused from its
+        directory alone (the same checks run again on the bytes actually read)."""
+        count = account.note_count if account else 0
+        total_bytes = account.total_bytes if account else 0
+        new_notes = 0
+        growth = 0
+        for entry in entries:
+            current = existing.get(paths.path_key(entry.path))
+            if current is None:
+                new_notes += 1
+                growth += entry.info.file_size
+            else:
+                growth += entry.info.file_size - current.size
+        if new_notes and count + new_notes > limits.max_notes:
+            raise QuotaExceeded(
+                f"import refused, nothing was changed: the vault would hold"
+                f" {count + new_notes} notes; its limit is {limits.max_notes}",
+                code="vault_note_limit",
+            )
+        if growth > 0 and total_bytes + growth > limits.max_bytes:
+            raise QuotaExceeded(
+                f"import refused, nothing was changed: the vault would hold"
+                f" {total_bytes + growth} bytes of notes; its limit is {limits.max_bytes} bytes",
+                code="vault_byte_limit",
+            )
 
     # ------------------------------------------------------------------ export
     def export_zip(
@@ -394,6 +483,7 @@ class TransferService:
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
             for note in self.vault.store.iter_notes(caller.account_id):
                 info = zipfile.ZipInfo(note.path, date_time=_zip_time(note.updated_at))
+                info.extra = _extended_timestamp(note.updated_at)
                 info.compress_type = zipfile.ZIP_DEFLATED
                 info.external_attr = 0o644 << 16
                 zf.writestr(info, note.markdown.encode("utf-8"))
@@ -425,6 +515,11 @@ def _after_commit(
         progress(phase, done, total)
     except Exception:
         log.warning("import progress callback failed after the commit", exc_info=True)
+
+
+def _content_time(entry: _Entry, now: float) -> float | None:
+    """The imported note's ``updated_at``: its file's time, never later than the import."""
+    return None if entry.mtime is None else min(entry.mtime, now)
 
 
 def _zip_time(epoch: float) -> tuple[int, int, int, int, int, int]:

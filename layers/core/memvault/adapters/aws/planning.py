@@ -83,6 +83,7 @@ class DynamoPlanner(DynamoParts):
                 name_item(plan.pk, name_key, path_key, change.path),
             )
         note_id, version = decision.note_id, decision.version
+        updated_at = write_plan.content_time(change, now)
         token = uuid.uuid4().hex[:16]
         body = keys.body_key(plan.account_id, note_id, version, token)
         # The tokens of the kept versions' bodies, oldest first, ending at this version.
@@ -91,7 +92,7 @@ class DynamoPlanner(DynamoParts):
             keys.TABLE_PK: plan.pk,
             keys.TABLE_SK: sk,
             keys.RECENT_PK: keys.recent_pk(plan.account_id, path_key),
-            keys.RECENT_SK: keys.recent_sk(now, path_key),
+            keys.RECENT_SK: keys.recent_sk(updated_at, path_key),
             "note_id": note_id,
             "path": change.path,
             "path_key": path_key,
@@ -104,7 +105,7 @@ class DynamoPlanner(DynamoParts):
             "size": change.size,
             "sha256": change.sha256,
             "created_at": decision.created_at,
-            "updated_at": now,
+            "updated_at": updated_at,
             "body": body,
             "tokens": [*kept, token][-VERSIONS_KEPT:],
         }

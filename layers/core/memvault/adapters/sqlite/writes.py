@@ -45,6 +45,7 @@ class NoteRows:
 
     def add(self, put: PutNote, decision: write_plan.PutDecision) -> None:
         note_id, now = decision.note_id, self.now
+        updated_at = write_plan.content_time(put, now)
         tags_json = json.dumps(put.tags)
         if decision.kind is write_plan.PutKind.CREATE:
             self.inserts.append(
@@ -60,8 +61,8 @@ class NoteRows:
                     decision.version,
                     put.size,
                     put.sha256,
-                    now,
-                    now,
+                    decision.created_at,
+                    updated_at,
                 )
             )
         else:  # a new version of the live note, or of the deleted one it revives
@@ -76,7 +77,7 @@ class NoteRows:
                     decision.version,
                     put.size,
                     put.sha256,
-                    now,
+                    updated_at,
                     note_id,
                 )
             )
