@@ -27,7 +27,8 @@ def test_rest_cli_and_mcp_report_the_same_score(live_server: LiveServer, tmp_pat
     for path, markdown in NOTES.items():
         assert c.put(url(path), json={"markdown": markdown}).status_code in (200, 201)
     query = "beta launch"
-    rest = c.get("/v1/search", params={"q": query}).json()["results"]
+    # Keyword mode, so the order is the ranking formula's (each surface passes the mode on).
+    rest = c.get("/v1/search", params={"q": query, "mode": "keyword"}).json()["results"]
     assert [h["path"] for h in rest] == [
         "projects/Launch plan.md",
         "projects/Beta.md",
@@ -38,7 +39,7 @@ def test_rest_cli_and_mcp_report_the_same_score(live_server: LiveServer, tmp_pat
     expected = [(h["path"], h["score"]) for h in rest]
 
     env = clean_env(MEMVAULT_API_KEY=live_server.admin_key)
-    args = ("search", query, "--url", live_server.url)
+    args = ("search", query, "--mode", "keyword", "--url", live_server.url)
     as_json = json.loads(invoke_memvault(*args, "--json", env=env, cwd=tmp_path).stdout)
     assert [(h["path"], h["score"]) for h in as_json] == expected
     table = invoke_memvault(*args, env=env, cwd=tmp_path).stdout
@@ -47,7 +48,7 @@ def test_rest_cli_and_mcp_report_the_same_score(live_server: LiveServer, tmp_pat
 
     async def call() -> CallToolResult:
         async with connect(live_server.url, live_server.admin_key) as client:
-            return await client.call_tool("memory_search", {"query": query})
+            return await client.call_tool("memory_search", {"query": query, "mode": "keyword"})
 
     lines = text(run(call)).splitlines()
     listed = [line for line in lines if re.match(r"\d+\. ", line)]

@@ -54,7 +54,9 @@ def vault(services: Services, user: Caller) -> Services:
 
 
 def search(services: Services, user: Caller, text: str, *, skip: bool) -> list[str]:
-    hits = services.vault.search(user, text, limit=20, charge=False, skip_common_terms=skip)
+    hits = services.vault.search(
+        user, text, limit=20, charge=False, skip_common_terms=skip, mode="keyword"
+    )
     return [h.path for h in hits]
 
 
@@ -112,6 +114,7 @@ def test_recall_leaves_the_messages_common_words_out(vault: Services, user: Call
         "Anything ubiquitous in my notes about a zephyr?",
         max_notes=10,
         token_budget=4000,
+        mode="keyword",
     )
     assert block is not None
     assert sorted(block.paths) == sorted(f"rare/z{i}.md" for i in range(RARE_NOTES))
@@ -146,7 +149,9 @@ def frequent(services: Services, user: Caller) -> Services:
 
 
 def scored(services: Services, user: Caller, text: str, *, skip: bool) -> dict[str, float]:
-    hits = services.vault.search(user, text, limit=50, charge=False, skip_common_terms=skip)
+    hits = services.vault.search(
+        user, text, limit=50, charge=False, skip_common_terms=skip, mode="keyword"
+    )
     return {h.path: h.score for h in hits}
 
 
@@ -183,7 +188,11 @@ def test_a_message_without_rarer_terms_is_matched_by_its_frequent_ones(
 
 def test_recall_leans_on_the_rarer_words_of_a_message(frequent: Services, user: Caller) -> None:
     block = RecallService(frequent.vault).recall(
-        user, "What did I note at the harbor about a zephyr?", max_notes=10, token_budget=4000
+        user,
+        "What did I note at the harbor about a zephyr?",
+        max_notes=10,
+        token_budget=4000,
+        mode="keyword",
     )
     assert block is not None
     # Only the notes with the rare word, though there is room for more; those with the

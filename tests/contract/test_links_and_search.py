@@ -103,12 +103,12 @@ def test_search_finds_ranks_and_snippets(services: Services, user: Caller) -> No
 def test_scores_are_between_zero_and_one_in_any_vault(services: Services, user: Caller) -> None:
     # The only match of a one-note vault (raw BM25: 2.1e-6, every idf at its floor).
     services.vault.write(user, "only.md", "# Kestrel\n\nA kestrel hovering over the field.")
-    [only] = services.vault.search(user, "kestrel")
+    [only] = services.vault.search(user, "kestrel", mode="keyword")
     assert 0.5 < only.score < ranking.SCORE_MAX
     services.vault.write(user, "b.md", "# Field notes\n\nkestrel, buzzard and a field of barley")
     services.vault.write(user, "c.md", "barley prices " * 200)
     for text in ("kestrel", "field barley", "kestrel buzzard barley prices", "the", "zzzabsent"):
-        for hit in services.vault.search(user, text):
+        for hit in services.vault.search(user, text, mode="keyword"):
             assert 0.0 < hit.score < ranking.SCORE_MAX < 1.0, (text, hit)
 
 
@@ -119,7 +119,7 @@ def test_a_note_holding_each_word_once_at_average_length_scores_one_half(
     services.vault.write(user, "x.md", "lynx otter")
     services.vault.write(user, "y.md", "vole newt")
     clock.advance(200 * 365 * 86400)  # recency ~0 and no links: the multiplier is ~1
-    [hit] = services.vault.search(user, "lynx otter")
+    [hit] = services.vault.search(user, "lynx otter", mode="keyword")
     assert hit.path == "x.md"
     assert hit.score == pytest.approx(0.5, abs=1e-3)
 
@@ -139,9 +139,9 @@ def test_scores_are_comparable_across_queries(services: Services, user: Caller) 
     vault.write(user, "ops/Deploy.md", "# Deploy\n\nhelm charts and the rollout checklist")
     for i in range(6):
         vault.write(user, f"misc/n{i}.md", f"# Note {i}\n\nweekly notes about coffee {i}")
-    strong = vault.search(user, "postgres migration")[0]
+    strong = vault.search(user, "postgres migration", mode="keyword")[0]
     assert strong.path == "db/Postgres migration.md"
-    hits = {h.path: h for h in vault.search(user, "kubernetes helm rollout")}
+    hits = {h.path: h for h in vault.search(user, "kubernetes helm rollout", mode="keyword")}
     weak = hits["ops/Runbook.md"]  # one of the three words, once, in a long note
     assert strong.score > 0.6 and weak.score < 0.2
     assert strong.score > 0.4 > weak.score
@@ -171,7 +171,7 @@ def test_search_syntax_in_user_text_never_raises(
     services: Services, user: Caller, text: str
 ) -> None:
     services.vault.write(user, "n.md", "a note about columns and NEAR things")
-    results = services.vault.search(user, text)
+    results = services.vault.search(user, text, mode="keyword")
     assert isinstance(results, list)
 
 
@@ -225,9 +225,9 @@ def test_empty_query_is_refused(services: Services, user: Caller) -> None:
 def test_reindex_rebuilds_search_from_storage(services: Services, user: Caller) -> None:
     services.vault.write(user, "n.md", "persimmon")
     services.index.clear(user.account_id)
-    assert services.vault.search(user, "persimmon") == []
+    assert services.vault.search(user, "persimmon", mode="keyword") == []
     assert services.vault.reindex(user.account_id) == 1
-    assert paths_of(services.vault.search(user, "persimmon")) == ["n.md"]
+    assert paths_of(services.vault.search(user, "persimmon", mode="keyword")) == ["n.md"]
 
 
 def test_tenants_never_see_each_other(services: Services, user: Caller) -> None:

@@ -10,22 +10,26 @@ The two halves, each on a 0-1 scale that means the same for every query and vaul
 - **keyword** ``k = score / SCORE_MAX``: the keyword score (domain.ranking, recency and
   links already in it) stretched to 0-1 (0.65 for a note holding every query term once
   at average length).
-- **semantic** ``s = clamp((cos - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)) × boost`` for the
-  note's best chunk (plus SECOND_CHUNK_WEIGHT of its second best: a note that says it
-  twice holds it more): cosine SIM_FLOOR is what unrelated text of the local model scores
-  (0), SIM_FULL a near restatement (1). ``boost = multiplier(updated, 0, now) / (1 +
-  RECENCY_WEIGHT)``: domain.ranking's recency, from 0.8 for an old note to 1 for one
-  edited now, as the keyword half has it (links are the keyword half's alone: chunks do
-  not carry them).
+- **semantic** ``s = SEMANTIC_MAX × clamp((cos - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)) ×
+  boost`` for the note's best chunk (plus SECOND_CHUNK_WEIGHT of its second best: a note
+  that says it twice holds it more): cosine SIM_FLOOR is what unrelated text of the local
+  model scores (0), SIM_FULL a near restatement (SEMANTIC_MAX: below 1, as every score
+  is). ``boost = multiplier(updated, 0, now) / (1 + RECENCY_WEIGHT)``: domain.ranking's
+  recency, from 0.8 for an old note to 1 for one edited now, as the keyword half has it
+  (links are the keyword half's alone: chunks do not carry them).
 
-Two fusions, measured against each other by bench/retrieval.py on LoCoMo:
+Three fusions, measured against each other by bench/retrieval.py on LoCoMo (ADR 0027):
 
-- **blend** (the default): ``score = KEYWORD_WEIGHT × k + (1 - KEYWORD_WEIGHT) × s``, each
-  half 0 for a note it did not find. A fixed ``min_score`` keeps the same meaning for
-  every query because both halves are absolute.
+- **either** (the default): ``score = 1 - (1 - k) × (1 - s)``, each half 0 for a note it
+  did not find: a note strong on either half scores high, one found by both higher
+  still. A fixed ``min_score`` keeps its meaning for every query (both halves are
+  absolute), and a note only one half found is not halved by the other's silence.
+- **blend**: ``score = w × k + (1 - w) × s``: as good a ranking at its best weight, but a
+  note found by one half alone can never pass a cut-off above that half's weight (with
+  0.4, hybrid lost a fifth of the answers on LoCoMo).
 - **rrf** (reciprocal rank fusion): ``Σ 1 / (RRF_K + rank)`` over the halves, divided by
   its most (first in both) so it is 0-1. Ranks only: a cut-off on it says where a note
-  came, not how well it matched.
+  came, not how well it matched; and it ranked worst of the three.
 
 Semantic search alone is the semantic half (``k`` weighted 0).
 """
@@ -46,6 +50,7 @@ class SearchMode(StrEnum):
 
 
 class Fusion(StrEnum):
+    EITHER = "either"
     BLEND = "blend"
     RRF = "rrf"
 
@@ -55,8 +60,11 @@ class Fusion(StrEnum):
 # 0.31-0.60).
 SIM_FLOOR = 0.2
 SIM_FULL = 0.7
+# The semantic half's most: like the keyword score, a hybrid or semantic score stays
+# below 1 (the keyword half is below 1 too, so either fusion of them is).
+SEMANTIC_MAX = 0.95
 SECOND_CHUNK_WEIGHT = 0.3
-KEYWORD_WEIGHT = 0.3
+KEYWORD_WEIGHT = 0.5  # the blend's (Fusion.BLEND)
 RRF_K = 60
 # The relevance cut-off when a caller gives none (agent-memory-backends: qmd_min_score).
 DEFAULT_MIN_SCORE = 0.4
@@ -94,7 +102,7 @@ def keyword_part(score: float) -> float:
 
 
 def similarity_part(similarity: float) -> float:
-    return min(1.0, max(0.0, (similarity - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)))
+    return SEMANTIC_MAX * min(1.0, max(0.0, (similarity - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)))
 
 
 def recency_boost(updated_at: float, now: float) -> float:
@@ -108,7 +116,7 @@ def fuse(
     *,
     mode: SearchMode,
     now: float,
-    fusion: Fusion = Fusion.BLEND,
+    fusion: Fusion = Fusion.EITHER,
     keyword_weight: float = KEYWORD_WEIGHT,
 ) -> list[Fused]:
     """The notes either half found, best first (ties by path), each scored 0-1.
@@ -133,6 +141,11 @@ def fuse(
     paths = list(dict.fromkeys([*keyword_scores, *semantic]))
     if fusion is Fusion.RRF:
         scores = _rrf(list(keyword_scores), semantic, both=bool(keyword) and bool(chunks))
+    elif fusion is Fusion.EITHER:
+        scores = {
+            path: 1.0 - (1.0 - keyword_scores.get(path, 0.0)) * (1.0 - semantic.get(path, 0.0))
+            for path in paths
+        }
     else:
         weight = keyword_weight if mode is SearchMode.HYBRID else 1.0
         if mode is SearchMode.SEMANTIC:

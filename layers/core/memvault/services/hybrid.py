@@ -33,7 +33,7 @@ from memvault.domain.fusion import (
 from memvault.domain.memo import Memo
 from memvault.domain.models import MatchedChunk, NoteSummary, SearchHit, SearchQuery
 from memvault.errors import ServiceUnavailable
-from memvault.ports import Embedder, NoteStore, SearchIndex, VectorHit, VectorIndex
+from memvault.ports import Embedder, SearchIndex, VaultStorage, VectorHit, VectorIndex
 
 log = logging.getLogger("memvault.search")
 
@@ -119,11 +119,11 @@ class HybridSearch:
 
     def __init__(
         self,
-        store: NoteStore,
+        store: VaultStorage,
         index: SearchIndex,
         semantic: SemanticSearch | None,
         clock: Callable[[], float],
-        fusion: Fusion = Fusion.BLEND,
+        fusion: Fusion = Fusion.EITHER,
     ) -> None:
         self.store = store
         self.index = index
@@ -143,6 +143,8 @@ class HybridSearch:
             fallback = (
                 FALLBACK_OFF if self.semantic is None else self.semantic.unavailable(account_id)
             )
+            if fallback is not None and self.semantic is not None and self._empty(account_id):
+                fallback = None  # nothing to index yet: no vectors is no fault
         if mode is SearchMode.KEYWORD or fallback is not None or self.semantic is None:
             hits = self.index.search(account_id, query, now=self.clock())
             if min_score is not None:
@@ -170,11 +172,16 @@ class HybridSearch:
             fusion=self.fusion,
         )
         kept = cut(fused, DEFAULT_MIN_SCORE if min_score is None else min_score, query.limit)
-        return SearchOutcome(self._hits(account_id, kept, keyword, chunks), mode)
+        return SearchOutcome(self._hits(account_id, query, kept, keyword, chunks), mode)
+
+    def _empty(self, account_id: str) -> bool:
+        account = self.store.get_account(account_id)
+        return account is not None and account.note_count == 0
 
     def _hits(
         self,
         account_id: str,
+        query: SearchQuery,
         kept: Sequence[Fused],
         keyword: Sequence[SearchHit],
         chunks: Sequence[VectorHit],
@@ -190,8 +197,9 @@ class HybridSearch:
         for fused in kept:
             matched = tuple(_matched(chunk_of[(fused.path, i)]) for i in fused.chunks)
             found = by_path.get(fused.path)
+            wants_snippet = query.snippets and bool(matched)
             if found is not None:
-                snippet = found.snippet or (_snippet(matched[0].text) if matched else "")
+                snippet = found.snippet or (_snippet(matched[0].text) if wants_snippet else "")
                 hits.append(replace(found, score=fused.score, snippet=snippet, chunks=matched))
                 continue
             summary = summaries.get(fused.path)
@@ -204,7 +212,7 @@ class HybridSearch:
                     title=summary.title,
                     tags=summary.tags,
                     score=fused.score,
-                    snippet=_snippet(matched[0].text) if matched else "",
+                    snippet=_snippet(matched[0].text) if wants_snippet else "",
                     updated_at=summary.updated_at,
                     chunks=matched,
                 )

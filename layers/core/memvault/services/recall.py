@@ -24,7 +24,11 @@ import time
 from collections.abc import Callable
 
 from memvault.domain.memo import Memo, text_digest
+from memvault.domain.models import Note, SearchHit
+from memvault.domain.passages import keyword_passages
+from memvault.domain.query import search_terms
 from memvault.domain.recall import (
+    Passage,
     PlacementMemo,
     RecallBlock,
     RecallNote,
@@ -44,9 +48,9 @@ MAX_QUERY_CHARS = 2_000
 MEMO_MAX_ENTRIES = 1024
 MEMO_MAX_AGE_SECONDS = 30.0
 
-# (account, vault revision, notes, token budget, query digest): the account is in the
-# key because revisions of different vaults can be equal.
-MemoKey = tuple[str, int, int, int, bytes]
+# (account, vault revision, notes, token budget, query digest, search mode): the account
+# is in the key because revisions of different vaults can be equal.
+MemoKey = tuple[str, int, int, int, bytes, str | None]
 RecallMemo = Memo[MemoKey, RecallBlock | None]
 
 
@@ -61,8 +65,11 @@ class RecallService:
         count_tokens: Callable[[str], int] = default_count_tokens,
         memo: RecallMemo | None = None,
         placements: PlacementMemo | None = None,
+        min_score: float | None = None,
     ) -> None:
         self.vault = vault
+        # Recall's cut-off (None: the search's own, domain.fusion.DEFAULT_MIN_SCORE).
+        self.min_score = min_score
         self.count_tokens = count_tokens
         self.memo = memo if memo is not None else new_recall_memo()
         # How notes were placed, for this counter (domain.recall.new_placement_memo).
@@ -76,28 +83,36 @@ class RecallService:
         max_notes: int,
         token_budget: int,
         vault_revision: int | None = None,
+        mode: str | None = None,
     ) -> RecallBlock | None:
         """The memory block for ``message_text``, or None when nothing is recalled.
 
         With ``vault_revision`` (the account's, read for this request) a block recalled
         for the same message at the same revision is reused; without it, recall runs.
         Recall is automatic, not something the user or the model asked for, so its search
-        does not spend the account's search budget (charge=False).
+        does not spend the account's search budget (charge=False). ``mode`` is the search
+        mode (a key's override; None: the account's default, hybrid when vectors are on):
+        a semantic or hybrid search brings each note's matched passages, and a note too
+        long for its share of the budget is placed as them (domain.recall).
         """
         query = query_text(message_text)
         if not query.strip() or max_notes < 1 or token_budget < 1:
             return None
         if vault_revision is None:
-            return self._recall(caller, query, max_notes=max_notes, token_budget=token_budget)
-        key = (caller.account_id, vault_revision, max_notes, token_budget, text_digest(query))
+            return self._recall(
+                caller, query, max_notes=max_notes, token_budget=token_budget, mode=mode
+            )
+        key = (caller.account_id, vault_revision, max_notes, token_budget, text_digest(query), mode)
         found, block = self.memo.lookup(key)
         if not found:
-            block = self._recall(caller, query, max_notes=max_notes, token_budget=token_budget)
+            block = self._recall(
+                caller, query, max_notes=max_notes, token_budget=token_budget, mode=mode
+            )
             self.memo.put(key, block)
         return block
 
     def _recall(
-        self, caller: Caller, query: str, *, max_notes: int, token_budget: int
+        self, caller: Caller, query: str, *, max_notes: int, token_budget: int, mode: str | None
     ) -> RecallBlock | None:
         # No snippets: the notes are read whole below, and snippets cost engine time.
         # A message's common words tell its notes apart least and cost the most to match.
@@ -108,16 +123,20 @@ class RecallService:
             charge=False,
             snippets=False,
             skip_common_terms=True,
+            mode=mode,
+            min_score=self.min_score,
         )
         # Read in one go; a note deleted (or moved) since the search is left out.
-        scores = {hit.path: hit.score for hit in hits}
+        by_path = {hit.path: hit for hit in hits}
+        terms = search_terms(query)
         notes = [
             RecallNote(
                 path=note.path,
                 title=note.title,
                 updated_at=note.updated_at,
                 markdown=note.markdown,
-                score=scores[note.path],
+                score=by_path[note.path].score,
+                passages=_passages(note, by_path[note.path], terms),
             )
             for note in self.vault.read_many(caller, [hit.path for hit in hits])
         ]
@@ -128,6 +147,21 @@ class RecallService:
             count_tokens=self.count_tokens,
             placements=self.placements,
         )
+
+
+def _passages(note: Note, hit: SearchHit, terms: list[str]) -> tuple[Passage, ...]:
+    """The note's matched chunks (a semantic or hybrid hit's), else the chunks holding the
+    most of the message's words (domain.passages): what stands for a long note."""
+    matched = tuple(
+        Passage(heading=c.heading, offset=c.offset, length=c.length)
+        for c in hit.chunks
+        # A chunk read before a later edit may no longer be where it was.
+        if note.markdown[c.offset : c.offset + c.length] == c.text
+    )
+    if matched:
+        return matched
+    spans = keyword_passages(note.markdown, title=note.title, path=note.path, terms=terms)
+    return tuple(Passage(heading=s.heading, offset=s.offset, length=s.length) for s in spans)
 
 
 def query_text(message_text: str) -> str:
