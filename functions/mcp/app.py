@@ -10,32 +10,39 @@ template cannot pass it in: the API's definition refers to this function, so the
 function's environment referring to the API would be a circular dependency. API Gateway
 names its API in every event (``requestContext.apiId``, set by API Gateway, not by the
 client), and only that API may invoke this function, so the name is taken from the first
-event and the app is built then (services are built at cold start as usual).
+event and added to the endpoint's host policy then. The app itself (the MCP server, its
+tools, the routes) is built at cold start, so the first call does not pay for it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
 from memvault.api.app import create_app
-from memvault.container import Services
 from memvault.lambda_boot import boot_services
 from memvault.lambda_powertools import Powertools
-from memvault.settings import Settings
+from memvault.mcp.http import HostPolicy, McpHttpApp
 from memvault.surfaces import Surface
 
 SURFACES: tuple[Surface, ...] = ("mcp",)
 
 powertools = Powertools("mcp")
 
+# Cold start: services, the app and its MCP server, reused while warm.
 services = boot_services()
 powertools.drain_when_idle(services.vault.indexing, services.index)
-_asgi: Mangum | None = None
+app = create_app(services, surfaces=SURFACES)
+powertools.correlate_memvault_logs()
+asgi = Mangum(app, lifespan="auto", api_gateway_base_path="/")
+endpoint: McpHttpApp = next(
+    r.endpoint  # type: ignore[attr-defined]
+    for r in app.routes
+    if getattr(r, "name", None) == "mcp"
+)
 
 
 def api_host(event: dict[str, Any]) -> str | None:
@@ -45,22 +52,18 @@ def api_host(event: dict[str, Any]) -> str | None:
     return f"{api_id}.execute-api.{region}.amazonaws.com" if api_id and region else None
 
 
-def _app_for(event: dict[str, Any], svc: Services) -> Mangum:
-    global _asgi
-    if _asgi is None:
-        hosts = [svc.settings.mcp_allowed_hosts]
-        host = api_host(event)
-        if host:
-            hosts.append(host)
-        settings: Settings = svc.settings.model_copy(update={"mcp_allowed_hosts": ",".join(hosts)})
-        app = create_app(replace(svc, settings=settings), surfaces=SURFACES)
-        powertools.correlate_memvault_logs()
-        _asgi = Mangum(app, lifespan="auto", api_gateway_base_path="/")
-    return _asgi
+def allow_api_host(event: dict[str, Any]) -> None:
+    """Add the sending API's host to the endpoint's allowed hosts (once: a tuple scan
+    on later events)."""
+    host = api_host(event)
+    policy = endpoint.hosts
+    if host and not policy.host_allowed(host):
+        endpoint.hosts = HostPolicy(hosts=(*policy.hosts, host), origins=policy.origins)
 
 
 def _respond(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    response: dict[str, Any] = _app_for(event, services)(event, context)  # type: ignore[arg-type]
+    allow_api_host(event)
+    response: dict[str, Any] = asgi(event, context)  # type: ignore[arg-type]
     return response
 
 
