@@ -13,14 +13,14 @@ to a temporary file first (not timed).
 
 from __future__ import annotations
 
-import common  # noqa: F401  (sys.path: the repo root first)
-
 import json
 import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+import common
 
 MiB = 1024 * 1024
 
