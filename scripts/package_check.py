@@ -241,6 +241,7 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse layers built in --keep")
     parser.add_argument("--arch", choices=build_layer.ARCHES, default="x86_64")
     parser.add_argument("--import-times", type=int, default=0, metavar="N")
+    parser.add_argument("--functions", nargs="*", help="only these (folder names)")
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()
     work = args.keep or Path(tmp.name)
@@ -258,6 +259,8 @@ def main() -> int:
         moto = MotoServer() if args.import_times else None
         try:
             for function, layers in sorted(per_function.items()):
+                if args.functions and function not in args.functions:
+                    continue
                 code = tree_bytes(ROOT / "functions" / function)
                 opt = work / "opt" / function
                 shutil.rmtree(opt, ignore_errors=True)

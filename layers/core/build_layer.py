@@ -113,8 +113,10 @@ EXCLUDED: dict[str, str] = {
 
 # botocore ships the models of 400-odd AWS services (28 MB); the layer keeps those of the
 # services memvault calls (tests/sam/test_packaging.py greps the package for every
-# client it makes), Powertools' (parameters, idempotency) and the credential chain's.
+# client it makes), Powertools' (parameters, idempotency), the X-Ray SDK's (its sampler
+# makes an xray client when the tracer starts) and the credential chain's.
 BOTOCORE_SERVICES = (
+    "xray",
     "dynamodb",
     "s3",
     "secretsmanager",

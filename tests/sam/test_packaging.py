@@ -33,7 +33,7 @@ FUNCTION_LAYERS = {
     "ManagementFunction": ["CoreLayer", "EmbeddingLayer"],
     "McpFunction": ["CoreLayer", "McpLayer", "EmbeddingLayer"],
     "RetentionFunction": ["CoreLayer"],
-    "OpsFunction": ["CoreLayer"],
+    "OpsFunction": ["CoreLayer", "EmbeddingLayer"],
 }
 
 # Import names of the distributions no layer carries.
