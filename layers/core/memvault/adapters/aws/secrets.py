@@ -81,12 +81,16 @@ def _exists(client: Any, secret_id: str) -> bool:
 
 class ProviderKeys:
     """Each provider's key as Secrets Manager holds it now, read through Powertools
-    ``parameters.get_secret`` with a max age (one read per key per ``max_age`` seconds).
+    parameters with a max age (one read per key per ``max_age`` seconds): its own
+    ``SecretsProvider`` (what ``parameters.get_secret`` calls), made on first use, so its
+    client follows this process's configuration rather than whichever made the global one.
     A read that fails (throttled, an emptied secret) keeps the last key it had, with a
     warning: a rotation never takes a working gateway down."""
 
     def __init__(self, settings: Settings) -> None:
         self.max_age = settings.secrets_max_age_seconds
+        self.region = settings.aws_region
+        self._provider: Any = None
         self.secrets: dict[str, str] = {}
         self.last: dict[str, str] = {}
         for secret_field, key_field in _PROVIDER_SECRETS:
@@ -102,11 +106,15 @@ class ProviderKeys:
         secret_id = self.secrets.get(provider)
         if secret_id is None:
             return self.last.get(provider)
-        from aws_lambda_powertools.utilities.parameters import get_secret
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider
         from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
+        if self._provider is None:
+            self._provider = SecretsProvider(
+                boto3_client=make_client("secretsmanager", self.region)
+            )
         try:
-            value = get_secret(secret_id, max_age=self.max_age)
+            value = self._provider.get(secret_id, max_age=self.max_age)
         except GetParameterError:
             log.warning("provider secret could not be read", extra={"secret": secret_id})
             return self.last.get(provider)
