@@ -35,6 +35,8 @@ BULK_RELINK_THRESHOLD = 200
 REINDEX_BATCH = 500
 # What one drain call takes from an outbox (SearchOutbox.queued_reindex's default).
 DRAIN_BATCH = 1000
+# What a good commit drains of its account's outbox when notes are embedded too.
+DRAIN_AFTER_WRITE = 100
 
 
 def search_doc(note: Note, inbound: int) -> SearchDoc:
@@ -90,7 +92,9 @@ class IndexSync:
         if self.vectors is not None and not self._follow_vectors(account_id, changes, result):
             return False
         if account_id in self._pending:
-            self.drain(account_id)
+            # Embedding costs about a millisecond a chunk: with vectors on, a write drains
+            # a bounded part of the outbox, not a whole vault's re-embedding.
+            self.drain(account_id, DRAIN_AFTER_WRITE if self.vectors is not None else DRAIN_BATCH)
         return True
 
     def _follow_vectors(
@@ -102,7 +106,9 @@ class IndexSync:
         removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
         written = [n for n in result.notes if n is not None]
         try:
-            self.vectors.follow(account_id, removed, written)
+            if self.vectors.follow(account_id, removed, written):
+                # Another model's vectors: every note was queued; later commits drain it.
+                self._pending.add(account_id)
         except Exception:
             touched = set(removed) | {n.path for n in written}
             log.warning(

@@ -59,11 +59,12 @@ class VectorSync:
         return self.embedding.model
 
     # ------------------------------------------------------------------ following writes
-    def follow(self, account_id: str, removed: Collection[str], written: Iterable[Note]) -> None:
+    def follow(self, account_id: str, removed: Collection[str], written: Iterable[Note]) -> int:
         """Bring the vectors of one commit's notes up to date. Raises on any failure (the
-        caller queues the paths)."""
+        caller queues the paths). Returns how many notes it queued for re-embedding (the
+        account's first commit in this process found vectors of another model)."""
         if not self.embedding.enabled:
-            return
+            return 0
         gone = set(removed)
         notes = list(written)
         gone -= {n.path for n in notes}
@@ -72,7 +73,8 @@ class VectorSync:
         if notes:
             self.index_notes(account_id, notes)
         if account_id not in self._checked:
-            self.ensure_model(account_id)
+            return self.ensure_model(account_id)
+        return 0
 
     def index_notes(self, account_id: str, notes: Sequence[Note]) -> int:
         """Chunk, embed and store ``notes`` (one embedder call per batch). Chunks stored."""
