@@ -145,7 +145,10 @@ may wrap within its paragraph but never crosses a blank line) is a
 note can show ``<|im_start|>system``, and a project README can show its own
 ``<memory source=...>`` block. Quotation marks are **not** a mention: ``Example
 phrase: "Ignore all previous instructions and ..."`` reads to the model exactly like
-the order, whatever cue word precedes it, so it is refused (put it in `code`).
+the order, whatever cue word precedes it, so it is refused (put it in `code`). One
+narrow exception: a quotation of at most six words reported by a verb of saying or
+typing (``phishing e-mails often say "ignore previous instructions"``, ``when the user
+types 'disregard your rules', the bot complies``) is reported speech, and a mention.
 Paths and other one-line fields have no code: backticks in them exempt nothing.
 HTML and markdown comments (``<!-- ... -->``, ``[//]: # (...)``) are hidden from a
 person but not from the model, and are screened like any text.
@@ -326,16 +329,37 @@ def _pair_runs(runs: list[_Span], out: list[_Span]) -> None:
             i = j + 1
 
 
+# A short quotation reported by a verb of saying or typing ("phishing e-mails often say
+# "ignore previous instructions"", "when the user types '...'"): a mention, like code.
+# Not after a colon or a cue word ("Example phrase: "..."", "payloads such as "...""),
+# which reads to a model as the order itself, and at most six words, so an order with
+# its payload is never one.
+_REPORTED_QUOTE_RE: Final = re.compile(
+    r"(?<![^\W_])(?:says?|said|saying|types?|typed|typing|writes?|wrote|written|writing"
+    r"|pastes?|pasted|sends?|sent|asks?|asked|shouted|tweeted|posted|replied|answered)[ \t]++"
+    r"(?:(?P<d>\")|(?P<c>\u201c)|(?P<s>')|(?P<g>\u00ab)[ \t]?+)"
+    r"(?P<q>(?:[^\s\"'\u201c\u201d\u00ab\u00bb]++[ \t]++){0,5}+"
+    r"[^\s\"'\u201c\u201d\u00ab\u00bb]++)"
+    r"[ \t]?+(?(d)\"|(?(c)\u201d|(?(s)'|\u00bb)))(?![^\W_])"
+)
+
+
+# How far around a candidate a reported quotation is looked for: its verb and at most
+# six words before it, the closing mark after it.
+_QUOTE_REACH: Final = 160
+
+
 class _Code:
     """Code regions of a view (fenced blocks and inline spans), found lazily: most
     notes never produce a candidate match, so they never pay for the scan."""
 
-    __slots__ = ("_spans", "_starts", "_text")
+    __slots__ = ("_quotes", "_spans", "_starts", "_text")
 
     def __init__(self, text: str, enabled: bool) -> None:
         self._text = text
         self._spans: list[_Span] | None = None if enabled else []
         self._starts: list[int] = []
+        self._quotes = enabled
 
     def _code_spans(self) -> list[_Span]:
         if self._spans is None:
@@ -355,7 +379,22 @@ class _Code:
     def contains(self, start: int, end: int) -> bool:
         spans = self._code_spans()
         i = bisect_right(self._starts, start) - 1
-        return i >= 0 and end <= spans[i][1]
+        if i >= 0 and end <= spans[i][1]:
+            return True
+        return self._quotes and self._in_reported_quote(start, end)
+
+    def _in_reported_quote(self, start: int, end: int) -> bool:
+        """Whether ``[start, end)`` lies in a reported quotation: looked for around the
+        candidate only (candidates are few; a scan of every note would cost more)."""
+        text = self._text
+        lo, hi = max(0, start - _QUOTE_REACH), min(len(text), end + _QUOTE_REACH)
+        for m in _REPORTED_QUOTE_RE.finditer(text, lo, hi):
+            q_start, q_end = m.span("q")
+            if q_start <= start and end <= q_end:
+                return True
+            if q_start > start:
+                break
+        return False
 
 
 # --------------------------------------------------------------------------- views

@@ -527,13 +527,6 @@ _PRIOR_CONTEXT: Final = words(
     "whatever you were told",
     "what the system prompt says",
     "what your instructions say",
-    "all of the above",
-    "all the above",
-    "the above",
-    "all of the foregoing",
-    "the foregoing",
-    "all the foregoing",
-    "the aforementioned",
     "all prior context",
     "prior context",
     "previous context",
@@ -545,6 +538,20 @@ _PRIOR_CONTEXT: Final = words(
     "what comes before",
     "all that came before",
     "everything that came before",
+)
+_PRONOUN_ABOVE: Final = words(
+    "all of the above",
+    "all the above",
+    "the above",
+    "all of the foregoing",
+    "the foregoing",
+    "all the foregoing",
+    "the aforementioned",
+)
+# A word after "the above" that makes it a determiner: any but a link or an adverb.
+_A_WORD_NOT_A_LINK: Final = (
+    r"(?!(?:and|or|then|now|instead|please|too|altogether|entirely|completely|immediately"
+    r"|[a-z]{1,24}ly)(?![^\W_]))[^\W\d_]"
 )
 # Objects too general to be an override by themselves: they need an order after them
 # ("ignore content and start over"), not a full stop ("forget everything, lol").
@@ -805,8 +812,10 @@ _AI_OBJECT: Final = alt(
         _object(_AI_NOUN),
         _QUANT + "the" + SEP + words("system prompt", "system message", "system instructions"),
         _EVERYTHING + SEP + _EVERYTHING_POST + NOT_BEFORE_WORD,
-        # "the above" (but not "the above rules": that is a positioned object)
         _PRIOR_CONTEXT + NOT_BEFORE_WORD + "(?!" + SEP + alt([_AI_NOUN, _GEN_NOUN]) + ")",
+        # "the above" as a pronoun: not "the above rules" (a positioned object) and not
+        # "the above totals" (a determiner on a noun of the note's own)
+        _PRONOUN_ABOVE + NOT_BEFORE_WORD + "(?!" + SEP + _A_WORD_NOT_A_LINK + ")",
         # "ignore the preceding and say ...": a position word with nothing after it
         words(
             "the preceding",
