@@ -10,11 +10,14 @@ The two halves, each on a 0-1 scale that means the same for every query and vaul
 - **keyword** ``k = score / SCORE_MAX``: the keyword score (domain.ranking, recency and
   links already in it) stretched to 0-1 (0.65 for a note holding every query term once
   at average length).
-- **semantic** ``s = SEMANTIC_MAX × clamp((cos - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)) ×
-  boost`` for the note's best chunk (plus SECOND_CHUNK_WEIGHT of its second best: a note
-  that says it twice holds it more): cosine SIM_FLOOR is what unrelated text of the local
-  model scores (0), SIM_FULL a near restatement (SEMANTIC_MAX: below 1, as every score
-  is). ``boost = multiplier(updated, 0, now) / (1 + RECENCY_WEIGHT)``: domain.ranking's
+- **semantic** ``s = x / (x + SIM_HALF) × boost`` with ``x = max(0, cos)`` of the note's
+  best chunk (plus SECOND_CHUNK_WEIGHT of its second best: a note that says it twice
+  holds it more). Saturated as the keyword score is: a chunk at cosine SIM_HALF scores
+  one half, unrelated text (cosine near 0 for the local model on short notes) near 0, and
+  no chunk more than 1 / (1 + SIM_HALF) = 0.8. A linear map between two cosines ranked
+  as well on LoCoMo but put short paraphrases (cosine 0.25-0.3) under any useful cut-off,
+  while chat transcripts (every chunk alike, 0.3-0.5) sat above it.
+  ``boost = multiplier(updated, 0, now) / (1 + RECENCY_WEIGHT)``: domain.ranking's
   recency, from 0.8 for an old note to 1 for one edited now, as the keyword half has it
   (links are the keyword half's alone: chunks do not carry them).
 
@@ -55,14 +58,10 @@ class Fusion(StrEnum):
     RRF = "rrf"
 
 
-# The local model's cosine for text about other things, and for a near restatement
-# (LoCoMo sessions: unrelated chunks 0.20-0.47, 10th-90th percentile; answering ones
-# 0.31-0.60).
-SIM_FLOOR = 0.2
-SIM_FULL = 0.7
-# The semantic half's most: like the keyword score, a hybrid or semantic score stays
-# below 1 (the keyword half is below 1 too, so either fusion of them is).
-SEMANTIC_MAX = 0.95
+# The cosine at which the semantic half is one half (the local model: short paraphrases
+# 0.25-0.43, unrelated short notes below 0.07; LoCoMo sessions, answering chunks 0.31-0.60
+# and others 0.20-0.47, 10th-90th percentile).
+SIM_HALF = 0.25
 SECOND_CHUNK_WEIGHT = 0.3
 KEYWORD_WEIGHT = 0.5  # the blend's (Fusion.BLEND)
 RRF_K = 60
@@ -102,7 +101,9 @@ def keyword_part(score: float) -> float:
 
 
 def similarity_part(similarity: float) -> float:
-    return SEMANTIC_MAX * min(1.0, max(0.0, (similarity - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)))
+    """0 for cosine 0 or less, ½ at SIM_HALF, 0.8 at cosine 1: below 1, as every score."""
+    x = max(0.0, similarity)
+    return x / (x + SIM_HALF)
 
 
 def recency_boost(updated_at: float, now: float) -> float:
