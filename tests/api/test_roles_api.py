@@ -91,7 +91,7 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
     owner_invite = services.members.invite(
         owner, f"o-{actor}-{n}@x.test".replace(" ", ""), Role.OWNER
     )
-    own_memory, own_item = _memory_with_item(services, me.caller, f"own-{n}")
+    own_memory, own_item = _memory_with_item(services, me.key_caller, f"own-{n}")
     colleague_memory, colleague_item = _memory_with_item(services, colleague_caller, f"theirs-{n}")
     return Targets(
         own_memory=own_memory,
