@@ -11,6 +11,7 @@ Docker"; `sam local` needs a container runtime and buffers streams even with one
     .venv/bin/python scripts/local_lambda.py invoke management \
         events/management_put_note.json --key mvk_...
     .venv/bin/python scripts/local_lambda.py invoke ops events/retention_schedule.json
+    .venv/bin/python scripts/local_lambda.py invoke ops '{"action": "init-search"}'
 
 ``create`` makes the template's tables (NotesTable, IdempotencyTable) and bucket on the
 endpoint with the names below and prints the environment it used; every command sets
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     key.add_argument("--account", default="local-org")
     run = commands.add_parser("invoke", help="a function's handler on an event file")
     run.add_argument("function", choices=["management", "mcp", "inference", "retention", "ops"])
-    run.add_argument("event", type=Path)
+    run.add_argument("event", help="an event file (events/...), or the event itself as JSON")
     run.add_argument("--key", help="the API key to put in the event's Authorization header")
     args = parser.parse_args(argv)
     if not args.endpoint:
@@ -243,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "key":
         print(issue_key(args.account))
     else:
-        event = with_key(json.loads(args.event.read_text(encoding="utf-8")), args.key)
+        path = Path(args.event)
+        text = path.read_text(encoding="utf-8") if path.is_file() else args.event
+        event = with_key(json.loads(text), args.key)
         print(json.dumps(invoke(args.function, event), indent=2, default=str))
     return 0
 
