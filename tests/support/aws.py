@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -78,8 +80,97 @@ def fake_credentials() -> None:
     )
 
 
+class TransactionConflicts:
+    """DynamoDB's transaction conflicts, which moto does not model (ADR 0033).
+
+    On DynamoDB a TransactWriteItems holds its items while it runs (its prepare phase),
+    and any request that writes one of them meanwhile is refused: another transaction
+    with ``TransactionCanceledException`` (reason ``TransactionConflict`` on the item),
+    a single-item write with ``TransactionConflictException``. Nothing of the refused
+    request is applied. Here each transaction marks its items, lets other requests run
+    for ``window`` seconds, then applies through moto; a write that touches a marked item
+    meanwhile is refused exactly so. Writes of other items go on side by side, as on
+    DynamoDB. ``refused`` counts the refusals, per kind; ``overlapped`` is the most
+    transactions that held items at once.
+    """
+
+    TARGET = "DynamoDB_20120810."
+    SINGLE = ("PutItem", "UpdateItem", "DeleteItem")
+
+    def __init__(self, window: float = 0.004) -> None:
+        self.window = window
+        self.held: set[tuple[str, str, str]] = set()
+        self.refused = {"transaction": 0, "single": 0}
+        self._running = 0
+        self.overlapped = 0  # the most transactions that ever held items at once
+
+    @staticmethod
+    def _key(table: str, op: dict[str, Any]) -> tuple[str, str, str]:
+        attrs = op.get("Key") or op.get("Item") or {}
+        return (table, json.dumps(attrs.get("pk")), json.dumps(attrs.get("sk")))
+
+    @staticmethod
+    def _refusal(kind: str, message: str, **extra: Any) -> tuple[int, dict[str, str], str]:
+        body = {"__type": f"com.amazonaws.dynamodb.v20120810#{kind}", "message": message}
+        return 400, {"Content-Type": "application/x-amz-json-1.0"}, json.dumps(body | extra)
+
+    def dispatch(self, lock: threading.RLock, request: Any, send: Any) -> Any:
+        raw = request.headers.get("X-Amz-Target") or ""
+        target = raw.decode() if isinstance(raw, bytes) else str(raw)
+        operation = target.removeprefix(self.TARGET) if target.startswith(self.TARGET) else ""
+        if operation == "TransactWriteItems":
+            return self._transaction(lock, request, send)
+        if operation in self.SINGLE:
+            op = json.loads(request.body or b"{}")
+            with lock:
+                if self._key(op.get("TableName", ""), op) in self.held:
+                    self.refused["single"] += 1
+                    return self._refusal(
+                        "TransactionConflictException",
+                        "Transaction is ongoing for the item",
+                    )
+                return send(request)
+        with lock:
+            return send(request)
+
+    def _transaction(self, lock: threading.RLock, request: Any, send: Any) -> Any:
+        items = json.loads(request.body or b"{}").get("TransactItems", [])
+        marked = [
+            self._key(op.get("TableName", ""), op) for entry in items for op in entry.values()
+        ]
+        with lock:
+            clashes = [k in self.held for k in marked]
+            if any(clashes):
+                self.refused["transaction"] += 1
+                reasons = [
+                    {"Code": "TransactionConflict", "Message": "Transaction is ongoing"}
+                    if clash
+                    else {"Code": "None"}
+                    for clash in clashes
+                ]
+                codes = ", ".join(r["Code"] for r in reasons)
+                return self._refusal(
+                    "TransactionCanceledException",
+                    f"Transaction cancelled, please refer cancellation reasons [{codes}]",
+                    CancellationReasons=reasons,
+                )
+            self.held.update(marked)
+            self._running += 1
+            self.overlapped = max(self.overlapped, self._running)
+        try:
+            time.sleep(self.window)  # other requests run while this one holds its items
+            with lock:
+                return send(request)
+        finally:
+            with lock:
+                self.held.difference_update(marked)
+                self._running -= 1
+
+
 @contextmanager
-def serial_moto(*, lean: bool = True) -> Iterator[str | None]:
+def serial_moto(
+    *, lean: bool = True, conflicts: TransactionConflicts | None = None
+) -> Iterator[str | None]:
     """moto's DynamoDB and S3, in process, answering one request at a time.
 
     One request at a time is how DynamoDB looks to its clients (each call atomic);
@@ -87,8 +178,10 @@ def serial_moto(*, lean: bool = True) -> Iterator[str | None]:
     real threads, so its dispatcher is wrapped in a lock. DynamoDB runs with
     ``lean_moto`` (below: the same answers without moto's whole-table copies, which made
     an import of a few hundred notes take 10-25 s); ``lean=False`` runs plain moto
-    (bench/aws.py --plain-moto). Yields the endpoint URL to configure (None: boto3's
-    default endpoints, intercepted by moto).
+    (bench/aws.py --plain-moto). With ``conflicts``, transactions hold their items for a
+    moment and refuse what DynamoDB would refuse meanwhile (``TransactionConflicts``).
+    Yields the endpoint URL to configure (None: boto3's default endpoints, intercepted by
+    moto).
     """
     from moto.core.botocore_stubber import BotocoreStubber
 
@@ -97,6 +190,8 @@ def serial_moto(*, lean: bool = True) -> Iterator[str | None]:
     original = BotocoreStubber.process_request
 
     def serialised(self: Any, request: Any) -> Any:
+        if conflicts is not None:
+            return conflicts.dispatch(lock, request, lambda r: original(self, r))
         with lock:
             return original(self, request)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memvault.settings import Settings
-from tests.support.aws import REGION, create_resources, serial_moto
+from tests.support.aws import REGION, TransactionConflicts, create_resources, serial_moto
 from tests.support.opensearch import index_pool, opensearch_url, require_reason
 
 # Every backend the contract suite runs against: embedded SQLite, and AWS as DynamoDB +
@@ -41,11 +41,14 @@ def require_opensearch() -> str:
 
 
 @contextmanager
-def aws_settings(tmp_path: Path, **overrides: object) -> Iterator[Settings]:
-    """A fresh table and bucket on moto and a fresh index on the real node."""
+def aws_settings(
+    tmp_path: Path, *, conflicts: TransactionConflicts | None = None, **overrides: object
+) -> Iterator[Settings]:
+    """A fresh table and bucket on moto and a fresh index on the real node; with
+    ``conflicts``, DynamoDB's transaction conflicts too (``TransactionConflicts``)."""
     url = require_opensearch()
     pool = index_pool(url)
-    with serial_moto():
+    with serial_moto(conflicts=conflicts):
         table, bucket = create_resources()
         index = pool.take()
         try:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from botocore.exceptions import ClientError
 
-from memvault.adapters.aws import dynamo, keys
+from memvault.adapters.aws import keys, quota
 from memvault.adapters.aws.base import DynamoParts
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import Item, serialize, values
@@ -14,15 +14,19 @@ from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
 from memvault.errors import Conflict, NotFound
 
 
-def _account(item: Item) -> Account:
+def account_from(state: quota.State) -> Account:
+    """The account from its item and quota shards (usage and revision are their sums)."""
+    item = state.account
+    assert item is not None
+    usage = state.usage
     return Account(
         id=item["id"],
         name=item["name"],
         created_at=item["created_at"],
         limits=Limits(max_notes=item["max_notes"], max_bytes=item["max_bytes"]),
-        note_count=item["note_count"],
-        total_bytes=item["total_bytes"],
-        revision=int(item.get("revision", 0)),
+        note_count=usage.note_count,
+        total_bytes=usage.total_bytes,
+        revision=state.revision,
     )
 
 
@@ -72,13 +76,11 @@ class DynamoAccountStore(DynamoParts):
             "created_at": account.created_at,
             "max_notes": account.limits.max_notes,
             "max_bytes": account.limits.max_bytes,
-            "note_count": 0,
-            "total_bytes": 0,
-            # Headroom counters let a write check the quota in its own condition, with no
-            # read first: a write that adds n notes needs notes_free >= n.
-            "notes_free": account.limits.max_notes,
-            "bytes_free": account.limits.max_bytes,
         }
+        # Headroom lives in quota shards, so a write checks the quota in its own
+        # condition, with no read first, on an item few other writers touch (quota).
+        limits = account.limits
+        shards = quota.shard_items(keys.account_pk(account.id), limits.max_notes, limits.max_bytes)
         # With its entry in the organisation directory (memvault orgs list), together.
         try:
             self.table.transact(
@@ -86,10 +88,13 @@ class DynamoAccountStore(DynamoParts):
                     {
                         "Put": {
                             "TableName": self.table.name,
-                            "Item": serialize(item),
+                            "Item": serialize(i),
                             "ConditionExpression": "attribute_not_exists(pk)",
                         }
-                    },
+                    }
+                    for i in [item, *shards]
+                ]
+                + [
                     {
                         "Put": {
                             "TableName": self.table.name,
@@ -104,39 +109,14 @@ class DynamoAccountStore(DynamoParts):
             raise
 
     def get_account(self, account_id: str) -> Account | None:
-        item = self._account_item(account_id)
-        return _account(item) if item else None
+        state = quota.read_state(self.table, keys.account_pk(account_id))
+        return account_from(state) if state.account else None
 
     def set_limits(self, account_id: str, limits: Limits) -> Account:
-        for _ in range(10):
-            item = self._account_item(account_id)
-            if item is None:
-                raise NotFound(f"no account {account_id!r}", code="account_not_found")
-            try:
-                self.table.update(
-                    Key=dynamo.key(keys.account_pk(account_id), keys.ACCOUNT_SK),
-                    UpdateExpression="SET max_notes = :mn, max_bytes = :mb,"
-                    " notes_free = :nf, bytes_free = :bf",
-                    ConditionExpression="note_count = :nc AND total_bytes = :tb",
-                    ExpressionAttributeValues=values(
-                        {
-                            ":mn": limits.max_notes,
-                            ":mb": limits.max_bytes,
-                            ":nf": limits.max_notes - item["note_count"],
-                            ":bf": limits.max_bytes - item["total_bytes"],
-                            ":nc": item["note_count"],
-                            ":tb": item["total_bytes"],
-                        }
-                    ),
-                )
-            except ClientError as exc:
-                if error_code(exc) == "ConditionalCheckFailedException":
-                    continue  # a write changed the counters in between: read again
-                raise
-            account = self.get_account(account_id)
-            assert account is not None
-            return account
-        raise Conflict("the account is too busy to change its limits now; retry")
+        quota.set_limits(self.table, account_id, limits)
+        account = self.get_account(account_id)
+        assert account is not None
+        return account
 
 
 class DynamoKeyStore(DynamoParts):

@@ -3,14 +3,15 @@
 DynamoDB transactions hold at most 100 items; an Obsidian import can change thousands
 of notes. A large commit therefore runs as a journaled sequence:
 
-1. lock the vault: a conditional update of the account item sets ``import_lock`` (with
-   a lease) and checks the quota. Every other commit carries the condition
-   ``attribute_not_exists(import_lock)`` on the same item, so nothing else can write
-   the vault's notes while the lock is held;
+1. lock the vault: one transaction sets ``import_lock`` (with a lease) on every quota
+   shard (``quota``), on the condition that none moved since the quota was checked.
+   Every other commit carries the condition ``attribute_not_exists(import_lock)`` on
+   the shard it updates, so nothing else can write the vault's notes while the lock is
+   held, and the headroom checked stays what it was;
 2. write a journal to S3 holding the original state of every item the plan touches;
 3. upload every new version's markdown to S3 (invisible until referenced);
 4. apply the item changes in transactions of up to 99 items;
-5. update the counters and release the lock in one conditional update.
+5. update the counters and release the lock in one transaction over the shards.
 
 If any step fails, every touched item is put back to its journaled original (an
 idempotent restore: items not reached yet already equal their originals), the lock is
@@ -28,13 +29,15 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from memvault.adapters.aws import keys
+from memvault.adapters.aws import keys, quota
+from memvault.adapters.aws.backoff import Backoff
 from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.clients import aws_errors, error_code
-from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, Table, values
+from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, Table
 from memvault.adapters.aws.plan import Plan
-from memvault.adapters.aws.transaction import account_action, account_refusal, transact
-from memvault.errors import ServiceUnavailable
+from memvault.adapters.aws.quota import QuotaRetry
+from memvault.adapters.aws.transaction import transact
+from memvault.errors import Conflict, ServiceUnavailable
 
 log = logging.getLogger("memvault.aws.bulk")
 
@@ -47,7 +50,7 @@ def apply_journaled(
     table: Table, bodies: BodyStore, plan: Plan, actions: list[dict[str, Any]], *, now: float
 ) -> None:
     lock_id = uuid.uuid4().hex
-    _lock(table, plan, lock_id, now)
+    state = _lock(table, plan, lock_id, now)
     touched = plan.changed_keys() + [v[keys.TABLE_SK] for v, _md in plan.new_versions]
     originals = {sk: plan.originals.get(sk) for sk in touched}
     uploaded: list[str] = []
@@ -58,7 +61,13 @@ def apply_journaled(
             uploaded.append(version_item["body"])
         for start in range(0, len(actions), CHUNK):
             transact(table, plan, actions[start : start + CHUNK])
-        transact(table, plan, [account_action(table, plan, lock_id=lock_id)])
+        try:
+            transact(table, plan, quota.gathered(table, state, plan.cost, lock_id=lock_id))
+        except QuotaRetry as lost:
+            raise Conflict(
+                "the import's lock ran out before it finished; retry the import",
+                code="import_in_progress",
+            ) from lost
     except BaseException as failure:
         try:
             _restore(table, plan.pk, originals)
@@ -79,54 +88,32 @@ def apply_journaled(
 def recover_expired(table: Table, bodies: BodyStore, account_id: str, *, now: float) -> bool:
     """Roll back a bulk commit whose lease ran out. True when one was rolled back."""
     pk = keys.account_pk(account_id)
-    account = table.get(pk, keys.ACCOUNT_SK)
-    if account is None or "import_lock" not in account or account["lock_expires"] > now:
+    state = quota.read_state(table, pk)
+    lock = state.lock
+    if state.account is None or lock is None or lock[1] > now:
         return False
-    lock_id = account["import_lock"]
+    lock_id = lock[0]
     originals = _read_journal(bodies, account_id, lock_id)
     if originals is not None:
         _restore(table, pk, originals)
-    _unlock(table, pk, lock_id)
+    quota.unlock_all(table, state, lock_id)
     _delete_journal(bodies, account_id, lock_id)
     log.warning("rolled back an interrupted bulk commit", extra={"account_id": account_id})
     return True
 
 
-def _lock(table: Table, plan: Plan, lock_id: str, now: float) -> None:
-    conditions = ["attribute_exists(pk)", "attribute_not_exists(import_lock)"]
-    attr: dict[str, Any] = {":lock": lock_id, ":expires": now + LOCK_LEASE_SECONDS}
-    if plan.cost.notes > 0:
-        conditions.append("notes_free >= :dn")
-        attr[":dn"] = plan.cost.notes
-    if plan.cost.bytes > 0:
-        conditions.append("bytes_free >= :db")
-        attr[":db"] = plan.cost.bytes
-    try:
-        table.update(
-            Key={keys.TABLE_PK: {"S": plan.pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},
-            UpdateExpression="SET import_lock = :lock, lock_expires = :expires",
-            ConditionExpression=" AND ".join(conditions),
-            ExpressionAttributeValues=values(attr),
-        )
-    except ClientError as exc:
-        if error_code(exc) == "ConditionalCheckFailedException":
-            raise account_refusal(table, plan) from exc
-        raise
+def _lock(table: Table, plan: Plan, lock_id: str, now: float) -> quota.State:
+    """Lock every shard, the quota checked; the shards as locked (their headroom fixed)."""
+    for _attempt in Backoff(quota.ATTEMPTS):
+        state = quota.prepare(table, plan.account_id, plan.cost)
+        if quota.lock_all(table, state, lock_id, now + LOCK_LEASE_SECONDS):
+            return state
+    raise quota.contended()
 
 
 def _unlock(table: Table, pk: str, lock_id: str) -> None:
-    try:
-        table.update(
-            Key={keys.TABLE_PK: {"S": pk}, keys.TABLE_SK: {"S": keys.ACCOUNT_SK}},
-            # The rolled-back chunks were visible for a while: what was recalled from
-            # them must not outlive the rollback.
-            UpdateExpression="REMOVE import_lock, lock_expires ADD revision :one",
-            ConditionExpression="import_lock = :lock",
-            ExpressionAttributeValues=values({":lock": lock_id, ":one": 1}),
-        )
-    except ClientError as exc:
-        if error_code(exc) != "ConditionalCheckFailedException":
-            raise  # already released (the final update succeeded): nothing to do
+    # Already released (the final update succeeded): nothing to do.
+    quota.unlock_all(table, quota.read_state(table, pk), lock_id)
 
 
 def _restore(table: Table, pk: str, originals: dict[str, Item | None]) -> None:

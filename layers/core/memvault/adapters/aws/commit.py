@@ -1,8 +1,9 @@
 """NoteStore.commit on DynamoDB: a plan (``planning``) written all or nothing.
 
-A plan that fits one DynamoDB transaction is written in one, its link items riding along
-when they fit; a larger one (an import of thousands of notes) goes through
-``bulk.apply_journaled``, which keeps it all or nothing.
+A plan that fits one DynamoDB transaction is written in one, with its quota shard's
+update (``quota``) and its link items riding along when they fit; a larger one (an
+import of thousands of notes) goes through ``bulk.apply_journaled``, which keeps it all or
+nothing.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.adapters.aws import bulk, dynamo, keys
+from memvault.adapters.aws import bulk, dynamo, keys, quota
+from memvault.adapters.aws.backoff import Backoff
 from memvault.adapters.aws.dynamo import TRANSACT_MAX_ITEMS, Item, serialize
 from memvault.adapters.aws.items import link_items
 from memvault.adapters.aws.plan import Plan, StaleRead
 from memvault.adapters.aws.planning import DynamoPlanner
-from memvault.adapters.aws.transaction import account_action, item_actions, transact
+from memvault.adapters.aws.quota import QuotaRetry
+from memvault.adapters.aws.transaction import item_actions, transact
 from memvault.domain.models import NoteChange
 from memvault.errors import Conflict
 from memvault.ports import CommitResult
@@ -54,20 +57,19 @@ class DynamoNoteCommit(DynamoPlanner):
         if not actions:
             return CommitResult(notes=plan.results, previous=plan.previous)
         link_puts, link_deletes = self._link_changes(plan)
-        if len(actions) + 1 <= TRANSACT_MAX_ITEMS:
+        # Room for the quota update: one shard, or as many as a take gathers from.
+        if len(actions) + quota.SHARDS <= TRANSACT_MAX_ITEMS:
             # Link items ride in the note's own transaction when they fit: one request
             # fewer, and backlinks never lag the note they derive from.
             link_actions = self._link_actions(link_puts, link_deletes)
-            inline = len(actions) + 1 + len(link_actions) <= TRANSACT_MAX_ITEMS
+            inline = len(actions) + quota.SHARDS + len(link_actions) <= TRANSACT_MAX_ITEMS
             written_bodies: list[str] = []
             try:
                 for version_item, markdown in plan.new_versions:
                     self.bodies.put(version_item["body"], markdown)
                     written_bodies.append(version_item["body"])
                 inline_links = link_actions if inline else []
-                transact(
-                    self.table, plan, [*actions, *inline_links, account_action(self.table, plan)]
-                )
+                self._transact_with_quota(plan, [*actions, *inline_links])
             except BaseException:
                 self.bodies.delete_quietly(written_bodies)
                 raise
@@ -82,6 +84,25 @@ class DynamoNoteCommit(DynamoPlanner):
             self._write_links(plan, link_puts, link_deletes + trimmed)
         self._delete_trimmed_bodies(plan)
         return CommitResult(notes=plan.results, previous=plan.previous)
+
+    def _transact_with_quota(self, plan: Plan, actions: list[dict[str, Any]]) -> None:
+        """The plan's writes with its quota shard's update, in one transaction.
+
+        First on a shard picked at random, unread; when that shard lacks the headroom
+        (its condition failed), every shard is read and the takes planned from what they
+        hold, or the exact quota refusal raised. Each try after the first waits a
+        jittered, growing pause. (A transaction that another held an item of is sent
+        again by ``Table`` itself.)
+        """
+        shard_actions = quota.optimistic(self.table, plan.pk, plan.cost)
+        for _attempt in Backoff(quota.ATTEMPTS):
+            try:
+                transact(self.table, plan, [*actions, *shard_actions])
+                return
+            except QuotaRetry:
+                state = quota.prepare(self.table, plan.account_id, plan.cost)
+                shard_actions = quota.gathered(self.table, state, plan.cost)
+        raise quota.contended()
 
     def _link_changes(self, plan: Plan) -> tuple[list[Item], list[tuple[str, str]]]:
         """The derived link items the plan's note changes put and delete."""

@@ -1,17 +1,21 @@
 """Thin, typed helpers over the DynamoDB client: (de)serialisation, paging, batching.
 
 Every call goes through ``aws_errors`` so throttling past botocore's retries becomes a
-503, and every helper counts its requests (bench/ reports requests per operation).
+503, and every helper counts its requests (bench/ reports requests per operation). A
+write refused only because another transaction held one of its items is sent again
+after a jittered pause (``backoff``), never surfaced as a conflict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
 
+from memvault.adapters.aws.backoff import CONFLICT_ATTEMPTS, Backoff, is_conflict
 from memvault.adapters.aws.clients import aws_errors
 from memvault.adapters.aws.keys import TABLE_PK, TABLE_SK
 
@@ -70,6 +74,7 @@ class Table:
         self.client = client
         self.name = name
         self.requests = 0
+        self.conflicts = 0  # writes sent again after a transaction conflict
 
     def get(self, pk: str, sk: str) -> Item | None:
         kwargs: dict[str, Any] = {
@@ -150,10 +155,22 @@ class Table:
                 return
             kwargs["ExclusiveStartKey"] = last
 
+    def _write(self, call: Callable[..., Any], **kwargs: Any) -> Any:
+        """One write, sent again (after a jittered pause) while another transaction holds
+        one of its items: such a refusal wrote nothing and checked no condition."""
+        for attempt in Backoff(CONFLICT_ATTEMPTS):
+            try:
+                with aws_errors("the notes table"):
+                    self.requests += 1
+                    return call(**kwargs)
+            except ClientError as exc:
+                if not is_conflict(exc) or attempt == CONFLICT_ATTEMPTS - 1:
+                    raise
+                self.conflicts += 1
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def transact(self, actions: Sequence[dict[str, Any]]) -> None:
-        with aws_errors("the notes table"):
-            self.requests += 1
-            self.client.transact_write_items(TransactItems=list(actions))
+        self._write(self.client.transact_write_items, TransactItems=list(actions))
 
     def batch_write(self, puts: Sequence[Item], deletes: Sequence[tuple[str, str]]) -> None:
         """Unconditional puts and deletes, 25 a request, retrying unprocessed items."""
@@ -168,12 +185,11 @@ class Table:
                 pending = out.get("UnprocessedItems", {}).get(self.name, [])
 
     def update(self, **kwargs: Any) -> Item:
-        with aws_errors("the notes table"):
-            self.requests += 1
-            out = self.client.update_item(TableName=self.name, **kwargs)
+        out = self._write(self.client.update_item, TableName=self.name, **kwargs)
         return deserialize(out.get("Attributes", {}))
 
     def put(self, item: Item, **kwargs: Any) -> None:
-        with aws_errors("the notes table"):
-            self.requests += 1
-            self.client.put_item(TableName=self.name, Item=serialize(item), **kwargs)
+        self._write(self.client.put_item, TableName=self.name, Item=serialize(item), **kwargs)
+
+    def delete(self, pk: str, sk: str, **kwargs: Any) -> None:
+        self._write(self.client.delete_item, TableName=self.name, Key=key(pk, sk), **kwargs)

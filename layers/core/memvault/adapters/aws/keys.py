@@ -4,7 +4,9 @@ All of an account's items share the partition key ``A#<account>``, so every quer
 bounded to one account by construction (tenant isolation is the key, not a filter
 added later). The sort key says what the item is:
 
-    ACCOUNT                         the account: limits, counters, import lock
+    ACCOUNT                         the account: name, limits (and the counters of
+                                    accounts stored before quota shards)
+    ACCOUNT#Q<nn>                   a quota shard: headroom, usage, revision, lock
     K#<key id>                      an API key (listing)
     N#<path key>                    a live note (metadata; markdown lives in S3)
     D#<path key>␟<note id>          a deleted note (tombstone), history readable
@@ -72,6 +74,12 @@ the sweep), not whole items (ADR 0033). Tombstones sit in the same index under
 ``DELETED#<shard>`` (8 shards, any account, gsi1sk = deletion time), so the retention
 sweep finds notes deleted before its cut-off with bounded Queries.
 
+Quota shards (ADR 0033): ``A#<account> / ACCOUNT#Q<nn>``, ``QUOTA_SHARDS`` of them, hold
+the account's headroom (``notes_free``, ``bytes_free``), the usage written through them
+(``note_count``, ``total_bytes``), a ``revision`` and the import lock, so writers of
+different notes update different items (``adapters/aws/quota.py``). The account's usage
+and revision are the sums over the ``ACCOUNT`` item and its shards.
+
 The gateway's ledger (balances, holds, key spend, usage records) keeps its own items,
 documented in ``memvault.adapters.aws.ledger``.
 """
@@ -89,6 +97,11 @@ RECENT_SK = "gsi1sk"
 TTL_ATTRIBUTE = "expires_at"
 
 ACCOUNT_SK = "ACCOUNT"
+QUOTA_SHARDS = 8
+
+
+def quota_sk(shard: int) -> str:
+    return f"{ACCOUNT_SK}#Q{shard:02d}"
 
 
 def account_pk(account_id: str) -> str:

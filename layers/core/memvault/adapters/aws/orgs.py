@@ -9,25 +9,13 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from memvault.adapters.aws import dynamo, keys
-from memvault.adapters.aws.accounts import org_directory_item
+from memvault.adapters.aws import dynamo, keys, quota
+from memvault.adapters.aws.accounts import account_from, org_directory_item
 from memvault.adapters.aws.base import DynamoParts
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import values
-from memvault.domain.models import Account, Limits
+from memvault.domain.models import Account
 from memvault.errors import NotFound
-
-
-def _account(item: dynamo.Item) -> Account:
-    return Account(
-        id=item["id"],
-        name=item["name"],
-        created_at=item["created_at"],
-        limits=Limits(max_notes=item["max_notes"], max_bytes=item["max_bytes"]),
-        note_count=item["note_count"],
-        total_bytes=item["total_bytes"],
-        revision=int(item.get("revision", 0)),
-    )
 
 
 def _not_found(account_id: str) -> NotFound:
@@ -35,10 +23,24 @@ def _not_found(account_id: str) -> NotFound:
 
 
 class DynamoOrganisationStore(DynamoParts):
+    def _account(self, account_id: str) -> Account | None:
+        state = quota.read_state(self.table, keys.account_pk(account_id))
+        return account_from(state) if state.account else None
+
     def list_organisations(self) -> list[Account]:
         ids = [i["id"] for i in self.table.query(keys.ORGS_PK, "")]
-        found = self.table.batch_get([(keys.account_pk(i), keys.ACCOUNT_SK) for i in ids])
-        accounts = [_account(item) for item in found.values()]
+        # Each account item with its quota shards (usage is their sum): one BatchGetItem
+        # per 100 keys.
+        sort_keys = [keys.ACCOUNT_SK] + [keys.quota_sk(n) for n in range(keys.QUOTA_SHARDS)]
+        found = self.table.batch_get([(keys.account_pk(i), sk) for i in ids for sk in sort_keys])
+        accounts = []
+        for account_id in ids:
+            pk = keys.account_pk(account_id)
+            item = found.get((pk, keys.ACCOUNT_SK))
+            if item is None:
+                continue
+            shards = [found[(pk, sk)] for sk in sort_keys[1:] if (pk, sk) in found]
+            accounts.append(account_from(quota.State(pk, item, shards)))
         return sorted(accounts, key=lambda a: (a.created_at, a.id))
 
     def rename_organisation(self, account_id: str, name: str) -> Account:
@@ -54,15 +56,14 @@ class DynamoOrganisationStore(DynamoParts):
             if error_code(exc) == "ConditionalCheckFailedException":
                 raise _not_found(account_id) from exc
             raise
-        item = self._account_item(account_id)
-        if item is None:
+        account = self._account(account_id)
+        if account is None:
             raise _not_found(account_id)
-        account = _account(item)
         self.table.put(org_directory_item(account))
         return account
 
     def list_organisation(self, account_id: str) -> None:
-        item = self._account_item(account_id)
-        if item is None:
+        account = self._account(account_id)
+        if account is None:
             raise _not_found(account_id)
-        self.table.put(org_directory_item(_account(item)))
+        self.table.put(org_directory_item(account))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from memvault.adapters.aws import dynamo, keys
+from memvault.adapters.aws import keys
 from memvault.adapters.aws.base import DynamoParts
 from memvault.adapters.aws.clients import aws_errors, error_code
 from memvault.adapters.aws.dynamo import Item, deserialize, values
@@ -34,14 +34,12 @@ class DynamoRetentionSweep(DynamoParts):
             # one seen, so a note revived meanwhile (its tombstone gone) keeps its history;
             # once the tombstone is gone no revive can reach these versions.
             try:
-                with aws_errors("the notes table"):
-                    self.table.requests += 1
-                    self.table.client.delete_item(
-                        TableName=self.table.name,
-                        Key=dynamo.key(pk, sk),
-                        ConditionExpression="deleted_at = :d",
-                        ExpressionAttributeValues=values({":d": entry["deleted_at"]}),
-                    )
+                self.table.delete(
+                    pk,
+                    sk,
+                    ConditionExpression="deleted_at = :d",
+                    ExpressionAttributeValues=values({":d": entry["deleted_at"]}),
+                )
             except ClientError as exc:
                 if error_code(exc) == "ConditionalCheckFailedException":
                     continue

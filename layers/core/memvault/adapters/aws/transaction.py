@@ -1,7 +1,7 @@
 """Writing a plan as DynamoDB transactions: the conditional actions that take every
-touched item from its original to its final state, the account update every commit
-makes (counters, quota, the import lock), and the domain error a cancelled transaction
-means. Shared by the commit (``commit``) and the journaled bulk commit (``bulk``)."""
+touched item from its original to its final state, and the domain error a cancelled
+transaction means. The quota shard update every commit adds is ``quota``'s. Shared by
+the commit (``commit``) and the journaled bulk commit (``bulk``)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from memvault.adapters.aws import dynamo, keys
+from memvault.adapters.aws import dynamo, keys, quota
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import Item, Table, serialize, values
 from memvault.adapters.aws.plan import Plan, StaleRead
-from memvault.domain import write_plan
-from memvault.domain.models import Limits
-from memvault.errors import Conflict, NotFound
+from memvault.adapters.aws.quota import QuotaRetry
+from memvault.errors import Conflict, ServiceUnavailable
 
 
 def item_actions(table: Table, plan: Plan, *, trims: bool = True) -> list[dict[str, Any]]:
@@ -75,51 +74,16 @@ def item_actions(table: Table, plan: Plan, *, trims: bool = True) -> list[dict[s
     return actions
 
 
-def account_action(table: Table, plan: Plan, *, lock_id: str | None = None) -> dict[str, Any]:
-    """The account update every commit makes: counters, quota, and the import lock."""
-    conditions = ["attribute_exists(pk)"]
-    if lock_id is None:
-        conditions.append("attribute_not_exists(import_lock)")
-    else:
-        conditions.append("import_lock = :lock")
-    attr_values: dict[str, Any] = {
-        ":dn": plan.cost.notes,
-        ":db": plan.cost.bytes,
-        ":ndn": -plan.cost.notes,
-        ":ndb": -plan.cost.bytes,
-        ":one": 1,
-    }
-    if plan.cost.notes > 0:
-        conditions.append("notes_free >= :dn")
-    if plan.cost.bytes > 0:
-        conditions.append("bytes_free >= :db")
-    update = "ADD note_count :dn, total_bytes :db, notes_free :ndn, bytes_free :ndb, revision :one"
-    if lock_id is not None:
-        attr_values[":lock"] = lock_id
-        update += " REMOVE import_lock, lock_expires"
-    return {
-        "Update": {
-            "TableName": table.name,
-            "Key": dynamo.key(plan.pk, keys.ACCOUNT_SK),
-            "UpdateExpression": update,
-            "ConditionExpression": " AND ".join(conditions),
-            "ExpressionAttributeValues": values(attr_values),
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-    }
-
-
 def transact(table: Table, plan: Plan, actions: list[dict[str, Any]]) -> None:
     try:
         table.transact(actions)
     except ClientError as exc:
-        raise explain_cancel(table, plan, exc, actions) from exc
+        raise explain_cancel(plan, exc, actions) from exc
 
 
-def explain_cancel(
-    table: Table, plan: Plan, exc: ClientError, actions: list[dict[str, Any]]
-) -> BaseException:
-    """Which condition failed, as the domain error a user can act on."""
+def explain_cancel(plan: Plan, exc: ClientError, actions: list[dict[str, Any]]) -> BaseException:
+    """Which condition failed, as the domain error a user can act on (or ``QuotaRetry``
+    when it was a quota shard's: the commit reads the shards and decides)."""
     unexplained: BaseException = exc
     if error_code(exc) != "TransactionCanceledException":
         return unexplained
@@ -127,38 +91,22 @@ def explain_cancel(
     for action, reason in zip(actions, reasons, strict=False):
         if reason.get("Code") != "ConditionalCheckFailed":
             continue
-        if "Update" in action:  # the account item
-            return account_refusal(table, plan)
-        if plan.optimistic and action_sk(action) in plan.unverified | plan.absent_checks:
+        sk = action_sk(action)
+        if quota.is_shard(sk):
+            return QuotaRetry()
+        if plan.optimistic and sk in plan.unverified | plan.absent_checks:
             return StaleRead()
         return Conflict(
             "another writer changed these notes at the same time; re-read and retry",
             code="version_conflict",
         )
     if any(r.get("Code") == "TransactionConflict" for r in reasons):
-        return Conflict(
-            "another writer changed these notes at the same time; re-read and retry",
-            code="version_conflict",
+        # Sent again with backoff until now: the table is too busy, not the notes changed.
+        return ServiceUnavailable(
+            "the vault is too busy to take this write now; retry shortly",
+            code="write_contended",
         )
     return unexplained
-
-
-def account_refusal(table: Table, plan: Plan) -> Exception:
-    account = table.get(plan.pk, keys.ACCOUNT_SK)
-    if account is None:
-        return NotFound(f"no account {plan.account_id!r}", code="account_not_found")
-    if "import_lock" in account:
-        return Conflict(
-            "an import is in progress on this vault; retry when it has finished",
-            code="import_in_progress",
-        )
-    usage = write_plan.Usage(account["note_count"], account["total_bytes"])
-    limits = Limits(max_notes=account["max_notes"], max_bytes=account["max_bytes"])
-    # Counters read now that pass neither limit (they moved since the condition failed)
-    # still get the byte limit named, as the condition's other test.
-    return write_plan.quota_refusal(usage, limits, plan.cost) or (
-        write_plan.byte_limit_refusal(usage, limits, plan.cost)
-    )
 
 
 def action_sk(action: dict[str, Any]) -> str | None:
