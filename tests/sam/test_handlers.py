@@ -86,7 +86,8 @@ class Records(logging.Handler):
 @pytest.fixture
 def deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """The function environment of template.yaml, on moto and the local node. The index
-    named here does not exist yet: the function's cold start must create it."""
+    named here does not exist yet: the first write creates it (no cold start touches it,
+    ADR 0031; MEMVAULT_OPENSEARCH_CREATE_INDEX is left at its default, true)."""
     with aws_settings(tmp_path) as base:
         index = f"memvault-fn-{uuid.uuid4().hex[:12]}"
         env = {
@@ -163,7 +164,7 @@ def test_management_handler_serves_events_warm(
     assert [h["path"] for h in hits] == ["projects/launch.md"]
     assert json.loads(health["body"])["backend"] == "aws"
     assert refused["statusCode"] == 401
-    # The index did not exist before the cold start: the function created it.
+    # The index did not exist before: the function's first write created it.
     assert OpenSearchIndex(
         make_client(str(deployed.opensearch_url), auth="none", region=None, timeout=30.0),
         deployed.opensearch_index,
