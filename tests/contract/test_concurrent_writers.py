@@ -185,3 +185,13 @@ def test_holds_racing_for_the_last_of_a_balance_never_overspend(services: Servic
     assert (balance.balance_micros, balance.held_micros) == (5_000 - 5 * 400, 0)
     spent = sum(ledger.key_spent(ACCOUNT, f"k{k}") for k in range(3))
     assert spent == 5 * 400
+
+
+def test_takers_racing_for_the_last_tokens_of_a_budget_get_exactly_them(
+    services: Services, clock: FakeClock
+) -> None:
+    tight = services.settings.model_copy(update={"budget_per_minute": 0.001, "budget_burst": 5})
+    limiter = build_services(tight, clock=clock).limiter
+    decisions = race(16, lambda i: limiter.take(ACCOUNT, "writes", now=clock()))
+    assert not [d for d in decisions if isinstance(d, MemvaultError)]  # no 503: all decided
+    assert sum(1 for d in decisions if d.allowed) == 5  # type: ignore[union-attr]

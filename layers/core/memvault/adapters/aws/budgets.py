@@ -4,7 +4,8 @@ A take computes the refill with domain.budgets from the bucket state it last saw
 writes the new state on the condition that the item still holds exactly that state.
 Two takers racing for the last token cannot both succeed: the loser's condition fails,
 DynamoDB hands back the current item with the failure, and the loser tries again from
-it. A warm process remembers the state it last wrote, so the common case costs one
+it, after a jittered pause (``backoff``) so that a crowd of takers spreads out. A warm
+process remembers the state it last wrote, so the common case costs one
 request (an UpdateItem) and no read.
 """
 
@@ -16,13 +17,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memvault.adapters.aws import keys
+from memvault.adapters.aws.backoff import Backoff
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import Table, deserialize, values
 from memvault.domain import budgets
 from memvault.errors import ServiceUnavailable
 from memvault.ports import BudgetDecision
 
-MAX_RACES = 50
+MAX_RACES = 30
 MAX_REMEMBERED = 10_000
 # Idle buckets refill to full; their items expire (TTL) a day after their last use.
 BUCKET_TTL_SECONDS = 86_400
@@ -45,7 +47,7 @@ class DynamoRateLimiter:
             state: Any = self._seen.get((pk, sk), _UNKNOWN)
         if state is _UNKNOWN:
             state = None
-        for _ in range(MAX_RACES):
+        for _ in Backoff(MAX_RACES):  # a lost race: go again after a jittered pause
             allowed, new_state, wait = budgets.take(state, now, self.policy, cost)
             attr = {
                 ":tokens": new_state.tokens,

@@ -12,6 +12,8 @@ that it has it, the key's committed spend grows on the condition that it stays w
 the cap (DynamoDB conditions cannot add, so the test is ``committed <= cap - amount``),
 and the hold item is created. Settlement deletes the hold on the condition that it
 still exists, in the same transaction as the refund, so settling twice is a no-op.
+A transaction another one held an item of is sent again by ``Table`` (``backoff``); a
+lost race (the balance moved since it was read) is read again after a jittered pause.
 
 Holds live outside account partitions, sorted by expiry, so the sweep finds expired
 ones with a bounded Query per shard (never a Scan). They never carry ``expires_at``: a
@@ -30,6 +32,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memvault.adapters.aws import keys
+from memvault.adapters.aws.backoff import Backoff
 from memvault.adapters.aws.clients import aws_errors, error_code
 from memvault.adapters.aws.dynamo import Item, Table, deserialize, key, serialize, values
 from memvault.domain.models import ATTRIBUTION_FIELDS, Balance, Reservation, UsageRecord
@@ -180,7 +183,7 @@ class DynamoLedger:
             committed, held = self._spend(account_id, key_id)
             raise spend_cap_exceeded(spend_cap_micros, committed - held, held, amount_micros)
         amount = values({":a": amount_micros})
-        for _ in range(MAX_RACES):
+        for _ in Backoff(MAX_RACES):  # a lost race: read again after a jittered pause
             balance = self.get_balance(account_id)
             metered = balance.balance_micros is not None
             if balance.balance_micros is not None and balance.balance_micros < amount_micros:
@@ -270,7 +273,7 @@ class DynamoLedger:
         actual = amount if cost is None else cost
         taken = amount if hold["metered"] else 0
         pk = keys.account_pk(account_id)
-        for _ in range(MAX_RACES):
+        for _ in Backoff(MAX_RACES):  # a lost race: read again after a jittered pause
             metered_now = self.get_balance(account_id).balance_micros is not None
             if metered_now:
                 # Give back what was taken at reserve time, pay the actual cost; the balance
