@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from memvault.adapters.aws.keys import QUOTA_SHARDS, quota_sk
 from memvault.adapters.sqlite.db import Database
 from memvault.adapters.sqlite.store import SqliteVaultStore
 from memvault.container import Services
-from memvault.domain.models import KeySettings, Toggles
+from memvault.domain.models import KeySettings, Limits, Toggles
+from memvault.errors import QuotaExceeded
 from memvault.services.accounts import LOCAL_ACCOUNT_ID as LOCAL
 from memvault.services.accounts import AccountService, hash_key
 from memvault.services.context import Caller
@@ -118,3 +120,47 @@ def test_an_old_dynamodb_account_item_reads_revision_zero_then_moves(services: S
     services.vault.write(Caller(account_id=LOCAL), "n.md", "x")
     account = services.store.get_account(LOCAL)
     assert account is not None and account.revision == 1
+
+
+def test_an_account_item_stored_before_quota_shards_keeps_its_counters_and_quota(
+    services: Services,
+) -> None:
+    table = services.store.table  # type: ignore[attr-defined]
+    user = Caller(account_id=LOCAL)
+    services.accounts.set_limits(LOCAL, Limits(max_notes=3, max_bytes=10_000))
+    services.vault.write(user, "a.md", "aaaa")
+    services.vault.write(user, "b.md", "bb")
+    # As stored before shards: the counters and headroom on the account item, no shards.
+    before = services.store.get_account(LOCAL)
+    assert before is not None
+    for shard in range(QUOTA_SHARDS):
+        table.client.delete_item(
+            TableName=table.name, Key={"pk": {"S": f"A#{LOCAL}"}, "sk": {"S": quota_sk(shard)}}
+        )
+    table.update(
+        Key={"pk": {"S": f"A#{LOCAL}"}, "sk": {"S": "ACCOUNT"}},
+        UpdateExpression="SET note_count = :n, total_bytes = :b, notes_free = :nf,"
+        " bytes_free = :bf, revision = :r",
+        ExpressionAttributeValues={
+            ":n": {"N": "2"},
+            ":b": {"N": "6"},
+            ":nf": {"N": "1"},
+            ":bf": {"N": "9994"},
+            ":r": {"N": "7"},
+        },
+    )
+    old = services.store.get_account(LOCAL)
+    assert old is not None and (old.note_count, old.total_bytes, old.revision) == (2, 6, 7)
+    services.vault.write(user, "c.md", "c")  # moves the headroom into shards, then writes
+    with pytest.raises(QuotaExceeded):
+        services.vault.write(user, "d.md", "d")
+    services.vault.delete(user, "a.md")
+    after = services.store.get_account(LOCAL)
+    assert after is not None
+    assert (after.note_count, after.total_bytes) == (2, 3)
+    assert after.revision > 7
+    services.accounts.set_limits(LOCAL, Limits(max_notes=4, max_bytes=10_000))
+    services.vault.write(user, "d.md", "d")
+    services.vault.write(user, "e.md", "e")
+    with pytest.raises(QuotaExceeded):
+        services.vault.write(user, "f.md", "f")

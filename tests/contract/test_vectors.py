@@ -11,15 +11,19 @@ it is wired into the AWS composition root, the aws cases skip with that reason.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from memvault.cli.serve import embed_pending_in_background
 from memvault.container import Services, build_services
 from memvault.ports import VectorHit
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller, Surface
+from memvault.services.vault import build_put
 from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
 from tests.support.upstream import Fault, ScriptedUpstream
@@ -218,13 +222,61 @@ def test_a_model_change_re_embeds_through_the_outbox(
         assert second.vault.vector_status(user, "a.md") == "pending"
         # Searches never mix models: the new model finds nothing until notes re-embed.
         assert nearest(second, "which database did we choose") == []
-        # The first write after the change spots the old model, queues every note in the
-        # outbox, and drains it (a bounded batch per write: these three fit in one).
+        # The first write after the change spots the old model and queues every note in
+        # the outbox; a drain (in the background, or a bounded part per write) embeds them.
         second.vault.write(user, "c.md", "a note about nothing much\n")
+        assert set(second.store.queued_reindex(LOCAL_ACCOUNT_ID)) == {"a.md", "b.md", "c.md"}
+        second.vault.write(user, "d.md", "another small note\n")
         assert second.store.queued_reindex(LOCAL_ACCOUNT_ID) == []
         assert second.vectors.indexed_models(LOCAL_ACCOUNT_ID).keys() == {new_model}  # type: ignore[union-attr]
         assert nearest(second, "which database did we choose")[0].path == "a.md"
         assert second.vault.vector_status(user, "b.md") == "indexed"
+
+
+def test_a_bulk_commit_leaves_its_vectors_to_the_outbox(
+    tmp_path: Path, backend: str, clock: FakeClock
+) -> None:
+    with backend_settings(tmp_path, backend, embeddings_inline_notes=2) as settings:
+        svc = build_services(settings, clock=clock)
+        require_vectors(svc)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        user = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+        notes = {"a.md": DECISION, "b.md": GARDEN, "c.md": "a third note\n"}
+        svc.vault.commit(user, [build_put(p, m) for p, m in notes.items()])
+        assert [svc.vault.vector_status(user, p) for p in notes] == ["pending"] * 3
+        # Keyword search has them at once; vectors come with the drain.
+        assert [h.path for h in svc.vault.search(user, "Postgres", mode="keyword")] == ["a.md"]
+        assert svc.vault.indexing.pending
+        assert svc.vault.indexing.drain_pending() == 3
+        assert [svc.vault.vector_status(user, p) for p in notes] == ["indexed"] * 3
+        assert nearest(svc, "which database did we choose")[0].path == "a.md"
+        # A small commit is embedded with the write.
+        svc.vault.write(user, "d.md", "tomatoes again\n")
+        assert svc.vault.vector_status(user, "d.md") == "indexed"
+
+
+def test_the_server_embeds_a_bulk_commit_in_the_background(
+    tmp_path: Path, backend: str, clock: FakeClock
+) -> None:
+    with backend_settings(tmp_path, backend, embeddings_inline_notes=1) as settings:
+        svc = build_services(settings, clock=clock)
+        require_vectors(svc)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        user = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+        svc.vault.commit(user, [build_put("a.md", DECISION), build_put("b.md", GARDEN)])
+        assert svc.vault.vector_status(user, "a.md") == "pending"
+        stop = threading.Event()
+        thread = embed_pending_in_background(svc, every=0.01, stop=stop)
+        try:
+            deadline = time.monotonic() + 10
+            while svc.vault.vector_status(user, "b.md") != "indexed":
+                assert time.monotonic() < deadline, "the background drain never embedded b.md"
+                time.sleep(0.01)
+        finally:
+            stop.set()
+            thread.join(timeout=5)
+        assert not svc.vault.indexing.pending
+        assert svc.store.queued_reindex(LOCAL_ACCOUNT_ID) == []
 
 
 def test_reindex_vectors_re_embeds_every_note(

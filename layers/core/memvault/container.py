@@ -137,7 +137,9 @@ def build_services(
     semantic: SemanticSearch | None = None
     vector_sync: VectorSync | None = None
     if vectors is not None and embedding.embedder is not None:
-        vector_sync = VectorSync(store, vectors, embedding)
+        vector_sync = VectorSync(
+            store, vectors, embedding, inline_notes=settings.embeddings_inline_notes
+        )
         semantic = SemanticSearch(vectors, embedding.embedder, embedding.embed_query)
     vault = VaultService(store, index, budgets, clock, semantic, vector_sync)
     transfer = TransferService(

@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     embeddings_base_url: str | None = None
     embeddings_api_key: SecretStr | None = None
     embeddings_batch_size: int = Field(default=128, ge=1, le=2048)
+    # A commit that writes more notes than this (an import) leaves their vectors to the
+    # outbox: embedded in the background (`memvault serve`; on AWS a function's idle
+    # moment and the ops schedule), so an import takes about as long as without vectors.
+    embeddings_inline_notes: int = Field(default=64, ge=0)
 
     # --- Gateway upstreams: where /v1/chat/completions and /v1/messages go, and the
     # provider credentials memvault holds (clients send their memvault key instead).

@@ -80,6 +80,7 @@ def serve(
     out.print(Text(f"memvault: serving http://{bind_host}:{bind_port} (Ctrl-C to stop)"))
     if embedded:
         drain_outbox_in_background(services)
+        embed_pending_in_background(services)
     uvicorn.run(create_app(services), host=bind_host, port=bind_port, log_level="warning")
 
 
@@ -98,6 +99,32 @@ def drain_outbox_in_background(services: Services) -> threading.Thread:
             log.info("drained the search outbox at start", extra={"notes": drained})
 
     thread = threading.Thread(target=drain, name="memvault-outbox-drain", daemon=True)
+    thread.start()
+    return thread
+
+
+def embed_pending_in_background(
+    services: Services, every: float = 0.5, stop: threading.Event | None = None
+) -> threading.Thread:
+    """Drain what this server queued in the outbox while it runs: the vectors of a bulk
+    commit (an import; MEMVAULT_EMBEDDINGS_INLINE_NOTES), a model change's re-embedding,
+    an embedder outage's backlog. A batch at a time, so writes interleave. Runs until
+    ``stop`` is set (the server: for as long as the process)."""
+    stopping = stop or threading.Event()
+
+    def run() -> None:
+        while not stopping.wait(every):
+            if not services.vault.indexing.pending:
+                continue
+            try:
+                drained = services.vault.indexing.drain_pending(batch=50)
+            except Exception:  # the next round retries; `memvault reindex` is the last resort
+                log.warning("could not drain the outbox", exc_info=True)
+                drained = 0
+            if not drained and services.vault.indexing.pending:
+                stopping.wait(10 * every)  # the index or the embedder is failing: back off
+
+    thread = threading.Thread(target=run, name="memvault-outbox-pending", daemon=True)
     thread.start()
     return thread
 

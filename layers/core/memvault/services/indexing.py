@@ -36,7 +36,7 @@ REINDEX_BATCH = 500
 # What one drain call takes from an outbox (SearchOutbox.queued_reindex's default).
 DRAIN_BATCH = 1000
 # What a good commit drains of its account's outbox when notes are embedded too.
-DRAIN_AFTER_WRITE = 100
+DRAIN_AFTER_WRITE = 20
 
 
 def search_doc(note: Note, inbound: int) -> SearchDoc:
@@ -101,14 +101,16 @@ class IndexSync:
         self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
     ) -> bool:
         """Vectors of the commit's notes; on failure their paths join the outbox (the
-        write stands). False when they were queued."""
+        write stands). False when they were queued in the outbox instead."""
         assert self.vectors is not None
         removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
         written = [n for n in result.notes if n is not None]
         try:
             if self.vectors.follow(account_id, removed, written):
-                # Another model's vectors: every note was queued; later commits drain it.
+                # Queued for later (a bulk commit, or another model's vectors): drained in
+                # the background, and a bounded part by each later write.
                 self._pending.add(account_id)
+                return False
         except Exception:
             touched = set(removed) | {n.path for n in written}
             log.warning(

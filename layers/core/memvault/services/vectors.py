@@ -47,11 +47,18 @@ class VaultVectorStatus:
 
 class VectorSync:
     def __init__(
-        self, store: IndexedNotes, vectors: VectorIndex, embedding: EmbeddingService
+        self,
+        store: IndexedNotes,
+        vectors: VectorIndex,
+        embedding: EmbeddingService,
+        *,
+        inline_notes: int = 64,
     ) -> None:
         self.store = store
         self.vectors = vectors
         self.embedding = embedding
+        # More written notes than this in one commit: embedded later, from the outbox.
+        self.inline_notes = inline_notes
         self._checked: set[str] = set()  # accounts whose stored models were checked
 
     @property
@@ -61,8 +68,9 @@ class VectorSync:
     # ------------------------------------------------------------------ following writes
     def follow(self, account_id: str, removed: Collection[str], written: Iterable[Note]) -> int:
         """Bring the vectors of one commit's notes up to date. Raises on any failure (the
-        caller queues the paths). Returns how many notes it queued for re-embedding (the
-        account's first commit in this process found vectors of another model)."""
+        caller queues the paths). Returns how many notes it queued in the outbox instead:
+        a commit of more than ``inline_notes`` notes (an import), or every note when the
+        account's first commit in this process found vectors of another model."""
         if not self.embedding.enabled:
             return 0
         gone = set(removed)
@@ -70,6 +78,9 @@ class VectorSync:
         gone -= {n.path for n in notes}
         if gone:
             self.vectors.delete_notes(account_id, sorted(gone))
+        if len(notes) > self.inline_notes:
+            self.store.queue_reindex(account_id, [n.path for n in notes])
+            return len(notes)
         if notes:
             self.index_notes(account_id, notes)
         if account_id not in self._checked:
