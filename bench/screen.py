@@ -149,7 +149,10 @@ def large_inputs() -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--sets", choices=("all", "dev", "heldout"), default="all", help="which sets to report"
+        "--sets",
+        choices=("all", "dev", "heldout", "heldout4"),
+        default="all",
+        help="which sets to report",
     )
     parser.add_argument("--show-misses", action="store_true", help="list missed attacks")
     parser.add_argument("--no-cost", action="store_true", help="skip the timing")
@@ -172,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         benign_sets["held-out benign"] = corpora.load("heldout_benign")
         benign_sets["held-out 2 benign"] = corpora.load("heldout2_benign")
         benign_sets["held-out 3 benign"] = corpora.load("heldout3_benign")
+    if args.sets in ("all", "heldout", "heldout4"):
+        # the newest held-out set: committed (6b44669) before the screen first read it
+        attack_sets["held-out 4 attacks"] = corpora.load("heldout4_attacks")
+        benign_sets["held-out 4 benign"] = corpora.load("heldout4_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
