@@ -229,10 +229,9 @@ def _ignored(_dir: str, names: list[str]) -> set[str]:
 
 
 def prune(python_dir: Path) -> None:
-    """Drop what no import reads: console scripts, C sources beside compiled extensions, the
-    models of AWS services memvault never calls, numpy's own test suite (16 MB), and of
-    wordllama everything but the one model memvault
-    loads."""
+    """Drop what no import reads: console scripts, C sources beside compiled
+    extensions, the models of AWS services memvault never calls, numpy's own test suite
+    (16 MB), and of wordllama everything but the one model memvault loads."""
     # Console scripts: nothing runs them on Lambda, and their shebang names the
     # interpreter that built the layer (the one thing two builds would not share).
     shutil.rmtree(python_dir / "bin", ignore_errors=True)
