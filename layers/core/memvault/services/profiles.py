@@ -251,7 +251,7 @@ class ProfileService:
                 injected_tokens=0,
                 cost_micros=out.cost_micros,
                 status=200,
-                outcome="ok",
+                outcome=kind,  # the purpose, as services.embedding records it
                 started_at=now,
                 duration_ms=0,
                 overhead_ms=0,
