@@ -326,6 +326,7 @@ def test_the_spend_cap_is_checked_after_injection_and_usage_is_attributed(
     with pytest.raises(openai.APIStatusError) as refused:
         chat(gateway, key, "big", max_tokens=10)
     assert refused.value.status_code == 402
+    assert refused.value.response.headers["x-memory-applied"] == "big"
     # Attribution: a request with profiles records what each source added.
     chat(gateway, plain, "big", max_tokens=10)
     records = [r for r in gateway_usage(gateway, 3) if r.injected_profile_tokens]

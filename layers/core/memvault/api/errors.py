@@ -54,6 +54,9 @@ def error_response(exc: errors.MemvaultError, shape: ErrorShape | None = None) -
         headers["Retry-After"] = str(int(exc.retry_after))
     if isinstance(exc, errors.Unauthenticated):
         headers["WWW-Authenticate"] = 'Bearer realm="memvault"'
+    extra = exc.details.get("response_headers")  # set by the one who raised (the gateway)
+    if isinstance(extra, dict):
+        headers.update({str(k): str(v) for k, v in extra.items()})
     if shape is not None:
         body = shape.error_body(exc.type, exc.code, exc.message)
     else:

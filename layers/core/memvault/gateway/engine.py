@@ -267,7 +267,12 @@ class Gateway:
         # (their results and the model's turns sent again: gateway.rounds, ADR 0023).
         held_prompt = reserved_prompt_tokens(prompt, allowance, sends)
         amount = reservation_micros(price, held_prompt, allowance, 1)
-        reservation = billing.reserve(key, amount)  # past what a ledger holds: a 400
+        try:
+            reservation = billing.reserve(key, amount)  # past what a ledger holds: a 400
+        except MemvaultError as exc:
+            if profile is not None:  # a refusal still says which memories were attached
+                exc.details["response_headers"] = {APPLIED_HEADER: profile.applied_header}
+            raise
         return Exchange(
             api=api,
             key=key,

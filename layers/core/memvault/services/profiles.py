@@ -440,7 +440,9 @@ class ProfileService:
         if key_sent and new_key is not None:
             self._screen(new_key)
         vector, model = item.vector, item.model
-        if item.item_type is ItemType.FACT and new_text != item.text:
+        embedder = self.embedder
+        stale = embedder is not None and item.model != embedder.model
+        if item.item_type is ItemType.FACT and (new_text != item.text or stale):
             vector, model = self._embed_fact(actor, new_text)
         now = self.clock()
         changed = replace(
