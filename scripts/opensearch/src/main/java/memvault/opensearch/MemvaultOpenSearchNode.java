@@ -37,6 +37,7 @@ import org.opensearch.http.HttpServerTransport;
  */
 public final class MemvaultOpenSearchNode {
   private static final String SETTING_PREFIX = "memvault.opensearch.setting.";
+  private static final String KNN_PLUGIN = "org.opensearch.knn.plugin.KNNPlugin";
 
   static {
     // Same as OpenSearch's own jvm.options: our shutdown hook still needs logging.
@@ -136,7 +137,10 @@ public final class MemvaultOpenSearchNode {
               .numOfNode(1)
               .basePath(base.toString())
               .clusterName(clusterName)
-              .baseHttpPort(httpPort - 1));
+              .baseHttpPort(httpPort - 1)
+              // The k-NN plugin as a classpath plugin (its jars: target/plugins/opensearch-knn,
+              // put on the classpath by start.sh). A missing class fails the start.
+              .pluginTypes(KNN_PLUGIN));
       ClusterHealthStatus status = runner.ensureYellow();
       TransportAddress bound =
           runner.getInstance(HttpServerTransport.class).boundAddress().publishAddress();
