@@ -142,6 +142,9 @@ class Gate:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.open = True
+        # Cleared: a new connection waits here before it is forwarded (a slow node).
+        self.flowing = threading.Event()
+        self.flowing.set()
         self.live: list[socket.socket] = []
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -155,11 +158,15 @@ class Gate:
             if not self.open:
                 client.close()
                 continue
-            upstream = socket.create_connection(self.target)
-            with self.lock:
-                self.live += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            threading.Thread(target=self._forward, args=(client,), daemon=True).start()
+
+    def _forward(self, client: socket.socket) -> None:
+        self.flowing.wait(timeout=30)
+        upstream = socket.create_connection(self.target)
+        with self.lock:
+            self.live += [client, upstream]
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 
     @staticmethod
     def _pipe(source: socket.socket, sink: socket.socket) -> None:
@@ -172,6 +179,7 @@ class Gate:
             for s in (source, sink):
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
+                s.close()
 
     def shut(self) -> None:
         self.open = False
@@ -184,6 +192,9 @@ class Gate:
     def close(self) -> None:
         self.shut()
         self.listener.close()
+        with self.lock:
+            for s in self.live:
+                s.close()
 
 
 def test_a_function_drains_its_own_queue_at_an_idle_moment_once_search_answers(
@@ -290,6 +301,7 @@ def test_the_search_index_is_made_at_deploy_time_and_never_fails_a_deploy(
         ops.handler(cfn.request("Delete"), context("ops"))
     finally:
         cfn.server.shutdown()
+        cfn.server.server_close()
     down, created, updated, deleted = cfn.responses
     assert [r["Status"] for r in cfn.responses] == ["SUCCESS"] * 4
     assert down["Data"]["Created"] == "false" and "search" in down["Data"]["Error"]

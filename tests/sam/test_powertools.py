@@ -7,8 +7,10 @@ the local OpenSearch node, through the entrypoints as Lambda runs them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,6 +35,7 @@ from tests.sam.test_handlers import (
     load_function,
     metric_total,
 )
+from tests.sam.test_ops import Gate
 from tests.support.aws import REGION, create_resources, load_template, serial_moto
 from tests.support.backends import require_opensearch
 from tests.support.upstream import ScriptedUpstream
@@ -254,3 +257,53 @@ def _caller() -> Any:
     from memvault.services.context import Caller, Surface
 
     return Caller(account_id="acme", surface=Surface.REST)
+
+
+def test_a_retry_while_the_first_request_still_runs_is_told_to_wait(
+    load: Callable[..., ModuleType],
+) -> None:
+    """Two sandboxes, one table of records: the first append waits on a slow search node
+    (its indexing after the commit) while its retry arrives at the other sandbox."""
+    table = _idempotency_table()
+    direct = load("management", MEMVAULT_IDEMPOTENCY_TABLE=table)
+    key = admin_key(direct)
+    ctx = context("management")
+    assert direct.handler(event("management_put_note", key), ctx)["statusCode"] == 201
+    gate = Gate(str(direct.services.settings.opensearch_url))
+    try:
+        slow = load(
+            "management",
+            MEMVAULT_IDEMPOTENCY_TABLE=table,
+            MEMVAULT_OPENSEARCH_URL=gate.url,
+            MEMVAULT_OPENSEARCH_TIMEOUT="10",
+        )
+        gate.flowing.clear()
+        answers: dict[str, dict[str, Any]] = {}
+
+        def run_first() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)  # Mangum's, off the main thread
+            try:
+                answers["first"] = slow.handler(_append(key, "\nOne.", "k"), ctx)
+            finally:
+                loop.close()
+
+        first = threading.Thread(target=run_first)
+        first.start()
+        deadline = time.monotonic() + 10
+        while "One." not in direct.services.vault.read(_caller(), NOTE).markdown:
+            assert time.monotonic() < deadline, "the first append did not commit"
+            time.sleep(0.02)
+        waiting = direct.handler(_append(key, "\nOne.", "k"), ctx)
+        gate.flowing.set()
+        first.join(timeout=30)
+    finally:
+        gate.close()
+    assert waiting["statusCode"] == 409
+    assert json.loads(waiting["body"])["error"]["code"] == "request_in_progress"
+    assert waiting["headers"]["retry-after"] == "1"
+    assert answers["first"]["statusCode"] == 200, answers["first"]["body"]
+    replayed = direct.handler(_append(key, "\nOne.", "k"), ctx)
+    assert replayed["headers"]["idempotent-replayed"] == "true"
+    assert json.loads(replayed["body"]) == json.loads(answers["first"]["body"])
+    assert direct.services.vault.read(_caller(), NOTE).markdown.count("One.") == 1
