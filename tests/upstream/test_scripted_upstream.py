@@ -311,10 +311,28 @@ def test_models_in_both_shapes_without_consuming_steps(up: ScriptedUpstream) -> 
 
 
 def test_unknown_path_is_an_openai_style_404(up: ScriptedUpstream) -> None:
-    response = httpx.post(up.base_url + "/v1/embeddings", json={})
+    response = httpx.post(up.base_url + "/v1/audio/speech", json={})
     assert response.status_code == 404
     assert response.json()["error"]["type"] == "invalid_request_error"
-    assert up.requests[0].path == "/v1/embeddings"
+    assert up.requests[0].path == "/v1/audio/speech"
+
+
+def test_embeddings_answer_real_vectors_without_consuming_chat_steps(up: ScriptedUpstream) -> None:
+    up.enqueue(Reply(text="still queued"))
+    out = oai(up).embeddings.create(
+        model="text-embedding-3-small", input=["apples and pears", "pears and apples", "cars"]
+    )
+    first, same, other = (d.embedding for d in out.data)
+    assert len(first) == 64 and first == same and first != other
+    assert out.usage.prompt_tokens == 7
+    bad = httpx.post(up.base_url + "/v1/embeddings", json={"model": "m", "input": []})
+    assert bad.status_code == 400
+    up.enqueue_embeddings(Fault(status=503))
+    assert (
+        httpx.post(up.base_url + "/v1/embeddings", json={"model": "m", "input": "x"}).status_code
+        == 503
+    )
+    assert chat(oai(up)).choices[0].message.content == "still queued"
 
 
 # -- faults --------------------------------------------------------------------------
