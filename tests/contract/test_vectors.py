@@ -5,8 +5,8 @@ What a user sees: a note becomes searchable by meaning once its chunks are index
 organisation sees nothing, an embedder outage never refuses a write and heals on the next
 drain, and a model change re-embeds through the outbox.
 
-The AWS backend's VectorIndex is H19b's (adapters/aws/vectors.py, OpenSearch k-NN): until
-it is wired into the AWS composition root, the aws cases skip with that reason.
+The AWS backend's VectorIndex is OpenSearch k-NN (adapters/aws/vectors.py, ADR 0026) on
+the real local node; its adapter-level tests are tests/integration/test_opensearch_vectors.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 
 from memvault.cli.serve import embed_pending_in_background
 from memvault.container import Services, build_services
+from memvault.errors import ServiceUnavailable
 from memvault.ports import VectorHit
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller, Surface
@@ -28,18 +29,13 @@ from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
 from tests.support.upstream import Fault, ScriptedUpstream
 
-AWS_PENDING = (
-    "the AWS VectorIndex (adapters/aws/vectors.py, OpenSearch k-NN) is not wired into the AWS "
-    "composition root yet"
-)
-
 DECISION = "# Database\n\nAfter a long week of comparing options we picked Postgres for storage.\n"
 GARDEN = "# Garden\n\nMy grandmother grows tomatoes and basil in her garden every summer.\n"
 
 
 def require_vectors(svc: Services) -> None:
-    if svc.vectors is None:
-        pytest.skip(AWS_PENDING)
+    # Both backends have a vector index whenever embeddings are on: never a skip.
+    assert svc.vectors is not None, f"no vector index on {svc.settings.backend}"
 
 
 @pytest.fixture
@@ -306,3 +302,16 @@ def test_embeddings_off_keeps_writes_and_reports_off(
         svc.vault.write(user, "a.md", DECISION)
         assert svc.embedding.model is None and svc.vectors is None
         assert svc.vault.vector_status(user, "a.md") == "off"
+
+
+def test_a_note_reads_while_the_vector_index_is_down(
+    vsvc: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vsvc.vault.write(user, "a.md", DECISION)
+
+    def down(*_args: object, **_kwargs: object) -> None:
+        raise ServiceUnavailable("vectors are down", code="search_unavailable")
+
+    monkeypatch.setattr(vsvc.vectors, "indexed_paths", down)
+    assert vsvc.vault.read(user, "a.md").markdown == DECISION
+    assert vsvc.vault.vector_status(user, "a.md") == "pending"

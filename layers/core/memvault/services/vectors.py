@@ -178,12 +178,22 @@ class VectorSync:
 
     # ------------------------------------------------------------------ status
     def note_status(self, account_id: str, path: str) -> VectorStatus:
+        """The note's vector status. Never raises for the vector index: a read of the note
+        must not fail over derived data, so an index that cannot answer reads "pending"."""
         model = self.model
         if model is None:
             return "off"
         if path in set(self.store.queued_reindex(account_id, STATUS_QUEUE_SCAN)):
             return "pending"
-        stored = self.vectors.indexed_paths(account_id, [path])
+        try:
+            stored = self.vectors.indexed_paths(account_id, [path])
+        except Exception:
+            log.warning(
+                "vector status unknown; reported pending",
+                extra={"account_id": account_id},
+                exc_info=True,
+            )
+            return "pending"
         return "indexed" if stored.get(path) == model else "pending"
 
     def vault_status(self, account_id: str) -> VaultVectorStatus:
