@@ -295,7 +295,7 @@ def test_the_search_index_is_made_at_deploy_time_and_never_fails_a_deploy(
     try:
         unreachable = stack.load("ops", MEMVAULT_OPENSEARCH_URL=stack.down)
         unreachable.handler(cfn.request("Create"), context("ops"))
-        ops = stack.load("ops")
+        ops = stack.load("ops", MEMVAULT_OPENSEARCH_SHARDS="2")  # the template's SearchShards
         ops.handler(cfn.request("Create"), context("ops"))
         ops.handler(cfn.request("Update"), context("ops"))
         ops.handler(cfn.request("Delete"), context("ops"))
@@ -310,6 +310,9 @@ def test_the_search_index_is_made_at_deploy_time_and_never_fails_a_deploy(
     assert deleted["Data"] == {"Index": stack.index}
     assert len({r["PhysicalResourceId"] for r in cfn.responses}) == 1
     assert stack.index_exists()  # a stack update or delete never drops the index
+    client = make_client(stack.node, auth="none", region=None, timeout=30.0)
+    made = client.indices.get_settings(index=stack.index)[stack.index]["settings"]["index"]
+    assert (made["number_of_shards"], made["number_of_replicas"]) == ("2", "0")
 
 
 def test_operators_commands_make_the_index_and_reindex(stack: OpsStack) -> None:

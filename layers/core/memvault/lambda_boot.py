@@ -34,7 +34,9 @@ def ensure_search_index(settings: Settings) -> bool:
     several callers race). The ops path only: no cold start calls it. True when created."""
     if settings.backend != "aws" or not settings.opensearch_url:
         return False
-    return search_index(settings).create_index(replicas=settings.opensearch_replicas)
+    return search_index(settings).create_index(
+        shards=settings.opensearch_shards, replicas=settings.opensearch_replicas
+    )
 
 
 def boot_services(settings: Settings | None = None) -> Services:

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     # functions, whose roles may not create it): it answers search_index_missing until
     # the ops function or `memvault init-search` has made it.
     opensearch_create_index: bool = True
+    # Primary shards of the index when memvault creates it (fixed from then on; the
+    # template's SearchShards). Replicas: opensearch_replicas below.
+    opensearch_shards: int = Field(default=1, ge=1, le=1024)
 
     # --- Gateway billing: prices, holds and usage records.
     # A JSON price table replacing the packaged one (memvault/data/prices.json).

@@ -241,7 +241,9 @@ def init_search(
     from memvault.adapters.aws.wiring import search_index
 
     try:
-        created = search_index(settings).create_index(replicas=replicas)
+        created = search_index(settings).create_index(
+            shards=settings.opensearch_shards, replicas=replicas
+        )
     except MemvaultError as exc:
         fail(exc)
     state = "created" if created else "already exists"

@@ -374,6 +374,7 @@ class OpenSearchIndex:
         *,
         refresh: str = "wait_for",
         create_missing: bool = False,
+        shards: int = 1,
         replicas: int | None = None,
     ) -> None:
         if refresh not in _REFRESH_VALUES:
@@ -390,7 +391,9 @@ class OpenSearchIndex:
         # Only an unreachable node pauses the checks: a missing index is asked about again
         # on the next call (one HEAD), so it is found the moment the ops path makes it.
         self._ready = EnsureOnce(
-            (lambda: self.create_index(replicas=replicas)) if create_missing else self.check,
+            (lambda: self.create_index(shards=shards, replicas=replicas))
+            if create_missing
+            else self.check,
             pause_on=lambda exc: getattr(exc, "code", None) == "search_unavailable",
         )
 

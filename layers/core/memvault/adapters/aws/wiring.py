@@ -56,6 +56,7 @@ def search_index(settings: Settings) -> OpenSearchIndex:
         settings.opensearch_index,
         refresh=settings.opensearch_refresh,
         create_missing=settings.opensearch_create_index,
+        shards=settings.opensearch_shards,
         replicas=settings.opensearch_replicas,
     )
 
