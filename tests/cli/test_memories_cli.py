@@ -57,3 +57,11 @@ def test_create_add_items_show_retention_list_and_delete(
     ok(s, d, "memories", "delete", "user-7")
     missing = run(s, d, "memories", "show", "user-7")
     assert missing.code != 0 and "memory_not_found" in missing.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_keys_take_a_memory_budget(live_server: LiveServer, tmp_path: Path) -> None:
+    made = as_json(live_server, tmp_path, "keys", "create", "app", "--memory-tokens", "600")
+    assert made["memory_tokens"] == 600
+    changed = as_json(live_server, tmp_path, "keys", "toggle", made["id"], "--memory-tokens", "900")
+    assert changed["memory_tokens"] == 900

@@ -24,6 +24,13 @@ RecallTokensOpt = Annotated[
     int | None,
     typer.Option("--recall-tokens", help="Token budget of recall (100-32000, default 2000)."),
 ]
+MemoryTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--memory-tokens",
+        help="Token budget of the memory profile block, x-mem-id (100-32000, default 1500).",
+    ),
+]
 SpendCapOpt = Annotated[
     str | None,
     typer.Option(
@@ -33,7 +40,10 @@ SpendCapOpt = Annotated[
 
 
 def _key_settings(
-    recall_notes: int | None, recall_tokens: int | None, spend_cap: str | None
+    recall_notes: int | None,
+    recall_tokens: int | None,
+    spend_cap: str | None,
+    memory_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The settings options given, as the REST body's fields (left out: unchanged)."""
     body: dict[str, Any] = {}
@@ -41,6 +51,8 @@ def _key_settings(
         body["recall_notes"] = recall_notes
     if recall_tokens is not None:
         body["recall_tokens"] = recall_tokens
+    if memory_tokens is not None:
+        body["memory_tokens"] = memory_tokens
     if spend_cap is not None:
         none = spend_cap.strip().lower() in ("none", "off", "no")
         body["spend_cap_micros"] = None if none else usd_micros("--spend-cap", spend_cap)
@@ -63,6 +75,7 @@ def keys_create(
     recall_notes: RecallNotesOpt = None,
     recall_tokens: RecallTokensOpt = None,
     spend_cap: SpendCapOpt = None,
+    memory_tokens: MemoryTokensOpt = None,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
@@ -78,7 +91,7 @@ def keys_create(
         "mcp": mcp,
         "admin": admin,
         "vault": not no_vault,
-        **_key_settings(recall_notes, recall_tokens, spend_cap),
+        **_key_settings(recall_notes, recall_tokens, spend_cap, memory_tokens),
     }
 
     def show(created: Any) -> None:
@@ -184,6 +197,7 @@ def keys_toggle(
     recall_notes: RecallNotesOpt = None,
     recall_tokens: RecallTokensOpt = None,
     spend_cap: SpendCapOpt = None,
+    memory_tokens: MemoryTokensOpt = None,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
@@ -199,12 +213,12 @@ def keys_toggle(
         )
         if flag is not None
     }
-    settings = _key_settings(recall_notes, recall_tokens, spend_cap)
+    settings = _key_settings(recall_notes, recall_tokens, spend_cap, memory_tokens)
     body.update(settings)
     if not body:
         die(
             "nothing to change: give --recall, --tools or --mcp with on or off, or"
-            " --recall-notes, --recall-tokens or --spend-cap"
+            " --recall-notes, --recall-tokens, --memory-tokens or --spend-cap"
         )
 
     def show(updated: Any) -> None:
