@@ -18,10 +18,10 @@ from tests.support.screening_corpora import Sample
 
 RECALL_TARGET = 0.95
 FP_TARGET = 0.01
-HELDOUT = ("heldout", "heldout2", "heldout3")
+HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4")
 # Attack sets kept in the repo: attacks phrased like the shared development data are read
 # from ../shared/data at run time, never copied here.
-HELDOUT_ATTACKS = ("heldout",)
+HELDOUT_ATTACKS = ("heldout", "heldout4")
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
@@ -49,6 +49,20 @@ def test_heldout_sets_are_big_and_varied() -> None:
     }
     assert {s.field for s in attacks} == {"markdown", "path"}
     assert {"code", "security_quoted", "docs", "multilingual", "path"} <= {s.kind for s in benign}
+    assert len({s.id for s in attacks}) == len(attacks)
+    assert len({s.id for s in benign}) == len(benign)
+
+
+def test_the_fourth_heldout_set_is_big_and_varied() -> None:
+    # written for the hardening issue and committed before its one measurement
+    attacks = corpora.load("heldout4_attacks")
+    benign = corpora.load("heldout4_benign")
+    assert len(attacks) >= 150 and len(benign) >= 400
+    assert len({s.lang for s in attacks}) >= 12 and len({s.lang for s in benign}) >= 12
+    assert len({s.obfuscation for s in attacks} - {"none"}) >= 10
+    assert {"everyday", "docs", "code", "security_quoted", "multilingual", "path"} <= {
+        s.kind for s in benign
+    }
     assert len({s.id for s in attacks}) == len(attacks)
     assert len({s.id for s in benign}) == len(benign)
 

@@ -416,11 +416,16 @@ def leet_views(folded: str) -> tuple[tuple[str, list[Span]], ...]:
 
 # --------------------------------------------------------------------------- spacing
 
+# Each next letter must stand alone (a separator or the end after it): with the
+# repetition possessive, a run followed by an ordinary word ("p r o m p t verbatim")
+# would otherwise swallow that word's first letter and fail whole.
 _SPACED_RUN_RE: Final = re.compile(
-    r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*\u00b7\u2022](?=[^\W\d_])){1,}+[^\W\d_](?![^\W\d_])"
+    r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*\u00b7\u2022](?=[^\W\d_](?![^\W\d_]))){1,}+"
+    r"[^\W\d_](?![^\W\d_])"
 )
 _LONG_SPACED_RUN_RE: Final = re.compile(
-    r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*\u00b7\u2022](?=[^\W\d_])){2,}+[^\W\d_](?![^\W\d_])"
+    r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*\u00b7\u2022](?=[^\W\d_](?![^\W\d_]))){2,}+"
+    r"[^\W\d_](?![^\W\d_])"
 )
 # Separator, single letter, separator, letter: what any run of three holds.
 _SPACED_HINT_RE: Final = re.compile(r"[ .\-_*\u00b7\u2022][^\W\d_][ .\-_*\u00b7\u2022][^\W\d_]")

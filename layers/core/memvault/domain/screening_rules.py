@@ -402,6 +402,10 @@ _POST: Final = alt(
             "programmed with",
             "programmed to follow",
             "configured with",
+            "set up with",
+            "started with",
+            "initialised with",
+            "initialized with",
             "instructed",
             "provided",
             "provided with",
@@ -904,7 +908,7 @@ _SELF_SCOPE_RE: Final = re.compile(
     r"|openai|anthropic|developers?|creators?|makers?|programmers?|owners?|trainers?"
     r"|operators?|system|assistant|ai|model|llm|chatbot|bot|user|admin|administrator"
     r"|above|before|earlier|previously|following|note|point|line|here|this|gpt\w*"
-    r"|chatgpt|claude|gemini|instructions?|guidelines|rules)" + NOT_BEFORE_WORD
+    r"|chatgpt|claude|gemini|instructions?|guidelines|rules|ones?)" + NOT_BEFORE_WORD
 )
 # A condition that names the model's situation: "when the user asks about X".
 _SELF_CONDITION_RE: Final = re.compile(
@@ -1134,6 +1138,11 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                     + "(?:"
                     + SEP
                     + words("earlier", "before", "previously", "so far", "before this note")
+                    + ")?+"
+                    # "(that came) before" + "this line"
+                    + "(?:"
+                    + SEP
+                    + words("this line", "this sentence", "this point", "this message", "this note")
                     + ")?+",
                     _EVERYTHING
                     + SEP
@@ -1163,6 +1172,44 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                     words("no longer applies", "no longer apply"),
                 ]
             ),
+            # the instructions you were given (before) are outdated: the model's own, stale
+            alt(
+                [
+                    "your" + SEP + _YOUR_MODS + _SUBJ_NOUN,
+                    _QUANT
+                    + opt("the")
+                    + _MODS
+                    + _SUBJ_NOUN
+                    + SEP
+                    + "you"
+                    + SEP
+                    + words("were", "have been", "had been", "got")
+                    + SEP
+                    + words("given", "told", "set up with", "configured with", "programmed with")
+                    + "(?:"
+                    + SEP
+                    + words("earlier", "before", "previously", "so far", "at the start")
+                    + ")?+",
+                ]
+            )
+            + SEP
+            + _COPULA
+            + words("outdated", "obsolete", "out of date", "stale", "expired", "no longer current"),
+            # nothing before this sentence applies (to you) any more
+            words(
+                "nothing before this",
+                "nothing before this point",
+                "nothing before this line",
+                "nothing before this sentence",
+                "nothing before this message",
+                "nothing above this line",
+                "nothing above",
+                "nothing you were told before",
+                "nothing you were told",
+                "nothing said before",
+            )
+            + SEP
+            + words("applies", "matters", "counts", "is valid", "holds", "is binding"),
             # these instructions override all previous instructions
             "(?:"
             + words("the following", "following")
@@ -1212,28 +1259,36 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                 "wins over",
             )
             + SEP
-            + _QUANT
-            + _DET
-            + opt(
-                words(
-                    "previous",
-                    "prior",
-                    "earlier",
-                    "other",
-                    "existing",
-                    "original",
-                    "above",
-                    "preceding",
-                    "old",
-                    "system",
-                    "initial",
-                )
-            )
-            + _MODS
             + alt(
                 [
-                    _AI_NOUN,
-                    words("rules", "policies", "orders", "commands", "messages", "constraints"),
+                    _QUANT
+                    + _DET
+                    + opt(
+                        words(
+                            "previous",
+                            "prior",
+                            "earlier",
+                            "other",
+                            "existing",
+                            "original",
+                            "above",
+                            "preceding",
+                            "old",
+                            "system",
+                            "initial",
+                        )
+                    )
+                    + _MODS
+                    + alt(
+                        [
+                            _AI_NOUN,
+                            words(
+                                "rules", "policies", "orders", "commands", "messages", "constraints"
+                            ),
+                        ]
+                    ),
+                    # ... supersede everything you were told (earlier)
+                    _EVERYTHING + SEP + _EVERYTHING_POST,
                 ]
             ),
             # you are no longer bound by your rules / you are now free from all rules
@@ -1259,7 +1314,16 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                         "required",
                     )
                     + SEP
-                    + words("by", "to follow", "to obey")
+                    + words(
+                        "by",
+                        "to follow",
+                        "to obey",
+                        "to keep to",
+                        "to stick to",
+                        "to comply with",
+                        "to abide by",
+                        "to respect",
+                    )
                     + SEP
                     + _QUANT
                     + _DET
