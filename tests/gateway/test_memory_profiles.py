@@ -355,3 +355,21 @@ def test_a_stream_gets_the_blocks_and_the_applied_header(
         chunks = list(response.iter_lines())
     assert any("[DONE]" in line for line in chunks)
     assert sent_system(upstream).startswith(STABLE_OPEN)
+
+
+def test_facts_sit_next_to_the_vault_recall_block(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    org = org_of(gateway)
+    me = org.member.caller
+    gateway.services.vault.write(
+        org.owner.key_caller, "pets/Pixel.md", "# Pixel\nPixel eats salmon kibble for dinner."
+    )
+    memory(gateway, me, "u", ("fact", "Pixel the dog is allergic to chicken.", None))
+    issued = gateway.services.keys.create_key(me, name="r", toggles=Toggles(recall=True))
+    raw = chat(gateway, issued.secret, "u")
+    assert raw.headers["x-memory-applied"] == "u" and raw.headers["x-memory-recalled"] == "1"
+    # The facts block, then the recall block, then the question, in one message.
+    facts, recall_tag, rest = sent_user(upstream).partition('\n\n<memory source="memvault vault">')
+    assert recall_tag and facts.startswith(FACTS_OPEN) and "allergic to chicken" in facts
+    assert "salmon kibble" in rest and rest.endswith(f"</memory>\n\n{QUESTION}")
