@@ -6,8 +6,8 @@ a search by meaning that vectors cannot answer runs as keyword and says why; a h
 names the chunk that matched, so a caller can read around it; recall brings the passage
 that matched, not the head of a long note; another organisation's notes never appear.
 
-The AWS cases need H19b's VectorIndex (OpenSearch k-NN) in the AWS composition root;
-until then they skip with that reason.
+The AWS cases run on OpenSearch k-NN (adapters/aws/vectors.py, ADR 0026): they need a
+node with the k-NN plugin (scripts/opensearch/start.sh loads it).
 """
 
 from __future__ import annotations
@@ -30,11 +30,6 @@ from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
 from tests.support.opensearch import opensearch_url
 
-AWS_PENDING = (
-    "the AWS VectorIndex (adapters/aws/vectors.py, OpenSearch k-NN) is not wired into the AWS "
-    "composition root yet"
-)
-
 STORAGE = (
     "# Storage\n\nAfter comparing options the team settled on PostgreSQL; MySQL lacked the JSON"
     " columns and SQLite the concurrent writers.\n"
@@ -50,10 +45,9 @@ PARAPHRASE = "which database did we choose"
 
 
 def require_vectors(services: Services) -> None:
-    """Skip (fail under CI) when the backend's vector index cannot answer: none wired (AWS
-    until H19b's lands), or a node without the k-NN plugin."""
-    if services.vectors is None:
-        pytest.skip(AWS_PENDING)
+    """Skip (fail under CI) when the backend's vector index cannot answer: a node without
+    the k-NN plugin (one started before the plugin was added)."""
+    assert services.vectors is not None, f"no vector index on {services.settings.backend}"
     if services.settings.backend == "aws" and not node_has_knn():
         reason = "the local OpenSearch node has no k-NN plugin (opensearch-knn) loaded"
         if os.environ.get("CI", "").lower() == "true":

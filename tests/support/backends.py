@@ -51,6 +51,9 @@ def aws_settings(
     with serial_moto(conflicts=conflicts):
         table, bucket = create_resources()
         index = pool.take()
+        # Vector indices are reused, emptied between tests (IndexPool.take_vectors).
+        vectors = pool.take_vectors()
+        overrides.setdefault("opensearch_vector_index", vectors)
         try:
             yield make_settings(
                 tmp_path,
@@ -66,6 +69,7 @@ def aws_settings(
             )
         finally:
             pool.give_back(index)
+            pool.give_back_vectors(vectors)
 
 
 @contextmanager

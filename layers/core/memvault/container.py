@@ -73,8 +73,8 @@ def build_services(
     *,
     vectors: VectorIndex | None = None,
 ) -> Services:
-    """``vectors`` replaces the backend's vector index (the AWS backend has one only when
-    given; without an index, searches by meaning fall back to keyword)."""
+    """``vectors`` replaces the backend's vector index (SQLite's, or OpenSearch k-NN on AWS:
+    adapters/aws/vectors.py), which exists when embeddings are on."""
     policy = BucketPolicy(rate_per_minute=settings.budget_per_minute, burst=settings.budget_burst)
     store: VaultStore
     index: SearchIndex
@@ -111,8 +111,10 @@ def build_services(
         from memvault.adapters.aws.budgets import DynamoRateLimiter
         from memvault.adapters.aws.ledger import DynamoLedger
 
-        aws_store, index, limiter = wiring.build(settings, policy)
-        store = aws_store
+        aws_store, search, limiter = wiring.build(settings, policy)
+        store, index = aws_store, search
+        if vectors is None and settings.embeddings != "off":
+            vectors = wiring.vector_index(settings, search.client)
         from memvault.adapters.aws.profiles import DynamoProfileStore
 
         profile_store = DynamoProfileStore(aws_store.table)

@@ -66,6 +66,10 @@ class Settings(BaseSettings):
     # Primary shards of the index when memvault creates it (fixed from then on; the
     # template's SearchShards). Replicas: opensearch_replicas below.
     opensearch_shards: int = Field(default=1, ge=1, le=1024)
+    # The vector indices' name prefix: one chunk index per vector dimension,
+    # <prefix>-d<dimension> (ADR 0026). Unset: <opensearch_index>-vectors, so inside the
+    # functions' access to indices named after the notes index.
+    opensearch_vector_index: str | None = None
 
     # --- Gateway billing: prices, holds and usage records.
     # A JSON price table replacing the packaged one (memvault/data/prices.json).

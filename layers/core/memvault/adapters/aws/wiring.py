@@ -9,6 +9,7 @@ created) by the first operation that needs it.
 from __future__ import annotations
 
 from botocore.exceptions import ClientError
+from opensearchpy import OpenSearch
 
 from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.budgets import DynamoRateLimiter
@@ -18,6 +19,7 @@ from memvault.adapters.aws.key_cache import KeyCachingStore
 from memvault.adapters.aws.search import OpenSearchIndex
 from memvault.adapters.aws.search import make_client as make_search_client
 from memvault.adapters.aws.store import DynamoVaultStore
+from memvault.adapters.aws.vectors import OpenSearchVectorIndex
 from memvault.domain.budgets import BucketPolicy
 from memvault.errors import ServiceUnavailable
 from memvault.settings import Settings
@@ -57,6 +59,20 @@ def search_index(settings: Settings) -> OpenSearchIndex:
         refresh=settings.opensearch_refresh,
         create_missing=settings.opensearch_create_index,
         shards=settings.opensearch_shards,
+        replicas=settings.opensearch_replicas,
+    )
+
+
+def vector_index(settings: Settings, client: OpenSearch | None = None) -> OpenSearchVectorIndex:
+    """The chunk indices for vector search (ADR 0026), on ``client`` (the search index's,
+    so both share one connection pool) or a new one. Nothing is sent until used."""
+    if client is None:
+        client = search_index(settings).client
+    return OpenSearchVectorIndex(
+        client,
+        settings.opensearch_vector_index or f"{settings.opensearch_index}-vectors",
+        refresh=settings.opensearch_refresh,
+        create_missing=settings.opensearch_create_index,
         replicas=settings.opensearch_replicas,
     )
 
