@@ -129,6 +129,9 @@ class RecallService:
         # Read in one go; a note deleted (or moved) since the search is left out.
         by_path = {hit.path: hit for hit in hits}
         terms = search_terms(query)
+        # A note this short fits its equal share of the budget whole (at 2 characters a
+        # token, denser than prose): it never needs passages.
+        short_chars = 2 * token_budget // max(1, max_notes)
         notes = [
             RecallNote(
                 path=note.path,
@@ -136,7 +139,7 @@ class RecallService:
                 updated_at=note.updated_at,
                 markdown=note.markdown,
                 score=by_path[note.path].score,
-                passages=_passages(note, by_path[note.path], terms),
+                passages=_passages(note, by_path[note.path], terms, short_chars),
             )
             for note in self.vault.read_many(caller, [hit.path for hit in hits])
         ]
@@ -149,7 +152,9 @@ class RecallService:
         )
 
 
-def _passages(note: Note, hit: SearchHit, terms: list[str]) -> tuple[Passage, ...]:
+def _passages(
+    note: Note, hit: SearchHit, terms: list[str], short_chars: int
+) -> tuple[Passage, ...]:
     """The note's matched chunks (a semantic or hybrid hit's), else the chunks holding the
     most of the message's words (domain.passages): what stands for a long note."""
     matched = tuple(
@@ -160,7 +165,9 @@ def _passages(note: Note, hit: SearchHit, terms: list[str]) -> tuple[Passage, ..
     )
     if matched:
         return matched
-    spans = keyword_passages(note.markdown, title=note.title, path=note.path, terms=terms)
+    if len(note.markdown) <= short_chars:
+        return ()  # fits its share of the budget whole: no passages needed
+    spans = keyword_passages(note.markdown, terms=terms)
     return tuple(Passage(heading=s.heading, offset=s.offset, length=s.length) for s in spans)
 
 
