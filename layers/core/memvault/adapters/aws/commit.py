@@ -19,7 +19,7 @@ from memvault.adapters.aws.items import link_items
 from memvault.adapters.aws.plan import Plan, StaleRead
 from memvault.adapters.aws.planning import DynamoPlanner
 from memvault.adapters.aws.quota import QuotaRetry
-from memvault.adapters.aws.transaction import item_actions, transact
+from memvault.adapters.aws.transaction import action_sk, item_actions, transact
 from memvault.domain.models import NoteChange
 from memvault.errors import Conflict
 from memvault.ports import CommitResult
@@ -88,20 +88,26 @@ class DynamoNoteCommit(DynamoPlanner):
     def _transact_with_quota(self, plan: Plan, actions: list[dict[str, Any]]) -> None:
         """The plan's writes with its quota shard's update, in one transaction.
 
-        First on a shard picked at random, unread; when that shard lacks the headroom
+        First on a shard picked at random, unread. When that shard lacks the headroom
         (its condition failed), every shard is read and the takes planned from what they
-        hold, or the exact quota refusal raised. Each try after the first waits a
-        jittered, growing pause. (A transaction that another held an item of is sent
-        again by ``Table`` itself.)
+        hold, or the exact quota refusal raised; when another transaction held one of
+        the items, on another shard. Each try after the first waits a jittered, growing
+        pause.
         """
         shard_actions = quota.optimistic(self.table, plan.pk, plan.cost)
         for _attempt in Backoff(quota.ATTEMPTS):
             try:
-                transact(self.table, plan, [*actions, *shard_actions])
+                transact(self.table, plan, [*actions, *shard_actions], once=True)
                 return
-            except QuotaRetry:
-                state = quota.prepare(self.table, plan.account_id, plan.cost)
-                shard_actions = quota.gathered(self.table, state, plan.cost)
+            except QuotaRetry as retry:
+                if retry.read:
+                    state = quota.prepare(self.table, plan.account_id, plan.cost)
+                    shard_actions = quota.gathered(self.table, state, plan.cost)
+                    continue
+                self.table.conflicts += 1
+                if len(shard_actions) == 1:  # an unread pick: pick another
+                    tried = action_sk(shard_actions[0])
+                    shard_actions = quota.optimistic(self.table, plan.pk, plan.cost, avoid=tried)
         raise quota.contended()
 
     def _link_changes(self, plan: Plan) -> tuple[list[Item], list[tuple[str, str]]]:

@@ -172,6 +172,13 @@ class Table:
     def transact(self, actions: Sequence[dict[str, Any]]) -> None:
         self._write(self.client.transact_write_items, TransactItems=list(actions))
 
+    def transact_once(self, actions: Sequence[dict[str, Any]]) -> None:
+        """One TransactWriteItems, a conflict raised: for a caller that changes the
+        request before it tries again (a commit picks another quota shard)."""
+        with aws_errors("the notes table"):
+            self.requests += 1
+            self.client.transact_write_items(TransactItems=list(actions))
+
     def batch_write(self, puts: Sequence[Item], deletes: Sequence[tuple[str, str]]) -> None:
         """Unconditional puts and deletes, 25 a request, retrying unprocessed items."""
         requests: list[dict[str, Any]] = [{"PutRequest": {"Item": serialize(i)}} for i in puts]

@@ -97,7 +97,7 @@ RECENT_SK = "gsi1sk"
 TTL_ATTRIBUTE = "expires_at"
 
 ACCOUNT_SK = "ACCOUNT"
-QUOTA_SHARDS = 8
+QUOTA_SHARDS = 16
 
 
 def quota_sk(shard: int) -> str:

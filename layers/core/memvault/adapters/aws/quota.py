@@ -55,17 +55,23 @@ ATTEMPTS = 12
 
 
 class QuotaRetry(Exception):
-    """A commit's shard update failed its condition: read the shards and plan again."""
+    """A commit's transaction was refused over its shard: ``read`` when the shard's
+    condition failed (read the shards and plan again), else another transaction held
+    an item (try another shard)."""
+
+    def __init__(self, *, read: bool) -> None:
+        super().__init__("quota shard refused")
+        self.read = read
 
 
 def is_shard(sk: str | None) -> bool:
     return sk is not None and sk.startswith(SHARD_PREFIX)
 
 
-def spread(total: int, parts: int = SHARDS) -> list[int]:
-    """``total`` (>= 0) in ``parts`` near-equal shares, the larger ones first."""
-    share, extra = divmod(total, parts)
-    return [share + (1 if i < extra else 0) for i in range(parts)]
+def spread(total: int) -> list[int]:
+    """``total`` (>= 0) in SHARDS near-equal shares, the larger ones first."""
+    share, extra = divmod(total, SHARDS)
+    return [share + (1 if i < extra else 0) for i in range(SHARDS)]
 
 
 def shard_values(notes_free: int, bytes_free: int) -> list[tuple[int, int, bool]]:
@@ -223,11 +229,15 @@ def _split(cost: write_plan.Cost) -> tuple[tuple[int, int], tuple[int, int]]:
     return (max(cost.notes, 0), max(cost.bytes, 0)), (max(-cost.notes, 0), max(-cost.bytes, 0))
 
 
-def optimistic(table: Table, pk: str, cost: write_plan.Cost) -> list[dict[str, Any]]:
-    """A commit's shard update with no read: all of it on one shard picked at random."""
+def optimistic(
+    table: Table, pk: str, cost: write_plan.Cost, *, avoid: str | None = None
+) -> list[dict[str, Any]]:
+    """A commit's shard update with no read: all of it on one shard picked at random
+    (other than ``avoid``, the one a conflict was just met on)."""
     take, give = _split(cost)
     usage = (cost.notes, cost.bytes)
-    sk = keys.quota_sk(random.randrange(SHARDS))
+    choices = [keys.quota_sk(i) for i in range(SHARDS)]
+    sk = random.choice([c for c in choices if c != avoid] or choices)
     return [_update(table, pk, sk, take=take, give=give, usage=usage, revision=1)]
 
 

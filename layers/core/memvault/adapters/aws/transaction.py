@@ -10,6 +10,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memvault.adapters.aws import dynamo, keys, quota
+from memvault.adapters.aws.backoff import is_conflict
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import Item, Table, serialize, values
 from memvault.adapters.aws.plan import Plan, StaleRead
@@ -74,10 +75,19 @@ def item_actions(table: Table, plan: Plan, *, trims: bool = True) -> list[dict[s
     return actions
 
 
-def transact(table: Table, plan: Plan, actions: list[dict[str, Any]]) -> None:
+def transact(
+    table: Table, plan: Plan, actions: list[dict[str, Any]], *, once: bool = False
+) -> None:
+    """The plan's transaction. ``once``: a transaction conflict is raised as a
+    ``QuotaRetry`` (the commit picks another shard) instead of being sent again as is."""
     try:
-        table.transact(actions)
+        if once:
+            table.transact_once(actions)
+        else:
+            table.transact(actions)
     except ClientError as exc:
+        if once and is_conflict(exc):
+            raise QuotaRetry(read=False) from exc
         raise explain_cancel(plan, exc, actions) from exc
 
 
@@ -93,7 +103,7 @@ def explain_cancel(plan: Plan, exc: ClientError, actions: list[dict[str, Any]]) 
             continue
         sk = action_sk(action)
         if quota.is_shard(sk):
-            return QuotaRetry()
+            return QuotaRetry(read=True)
         if plan.optimistic and sk in plan.unverified | plan.absent_checks:
             return StaleRead()
         return Conflict(
