@@ -44,11 +44,12 @@ def test_reindex_rebuilds_an_aws_accounts_index(aws_env: Services, user: Caller)
     for i in range(3):
         aws_env.vault.write(user, f"n{i}.md", f"wombat {i}")
     aws_env.index.clear(user.account_id)
-    assert aws_env.vault.search(user, "wombat") == []
+    # Keyword search: the text index is what reindex rebuilds (vectors would still answer).
+    assert aws_env.vault.search(user, "wombat", mode="keyword") == []
     result = CliRunner().invoke(app, ["reindex", "--account", user.account_id])
     assert result.exit_code == 0, result.output
     assert "reindexed 3 notes of account local" in result.output
-    assert len(aws_env.vault.search(user, "wombat")) == 3
+    assert len(aws_env.vault.search(user, "wombat", mode="keyword")) == 3
 
 
 def test_reindex_names_a_missing_account(aws_env: Services) -> None:

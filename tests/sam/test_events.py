@@ -31,6 +31,7 @@ from memvault.settings import get_settings
 from tests.sam.test_handlers import _replay, _serve, context, event, load_function
 from tests.support.aws import REGION, create_resources, serial_moto
 from tests.support.backends import require_opensearch
+from tests.support.opensearch import drop_vector_indices
 from tests.support.servers import free_port
 from tests.support.upstream import ScriptedUpstream
 from tests.support.upstream.steps import Reply
@@ -120,6 +121,7 @@ def stack(
             OpenSearchIndex(
                 make_client(node, auth="none", region=None, timeout=30.0), index
             ).drop_index()
+            drop_vector_indices(node, index)
 
 
 def _error(response: dict[str, Any]) -> dict[str, Any]:

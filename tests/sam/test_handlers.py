@@ -36,6 +36,7 @@ from memvault.tools import TOOL_NAMES
 from tests.support.aws import REGION
 from tests.support.backends import aws_settings
 from tests.support.clock import FakeClock
+from tests.support.opensearch import drop_vector_indices
 from tests.support.servers import free_port
 from tests.support.upstream import ScriptedUpstream
 from tests.support.upstream.steps import Reply
@@ -116,6 +117,7 @@ def deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settin
                 make_client(str(base.opensearch_url), auth="none", region=None, timeout=30.0),
                 index,
             ).drop_index()
+            drop_vector_indices(str(base.opensearch_url), index)
 
 
 def admin_key(module: ModuleType, *, mcp: bool = True) -> str:

@@ -24,6 +24,7 @@ import pytest
 from memvault.adapters.aws.search import OpenSearchIndex, make_client
 from memvault.settings import get_settings
 from tests.support.backends import require_opensearch
+from tests.support.opensearch import drop_vector_indices
 from tests.support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,6 +109,7 @@ def test_each_function_answers_events_on_moto_server_and_the_local_node(
         OpenSearchIndex(
             make_client(node, auth="none", region=None, timeout=30.0), index
         ).drop_index()
+        drop_vector_indices(node, index)
 
     assert made == {"index": index, "created": True}
     assert put["statusCode"] == 201, put["body"]

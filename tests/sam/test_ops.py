@@ -33,6 +33,7 @@ from tests.sam.test_handlers import admin_key, context, emf_metrics, event, load
 from tests.support.aws import REGION, create_resources, serial_moto
 from tests.support.backends import require_opensearch
 from tests.support.clock import FakeClock
+from tests.support.opensearch import drop_vector_indices
 from tests.support.servers import free_port
 
 NOTE = "projects/launch.md"
@@ -72,6 +73,7 @@ def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[OpsStack]
             OpenSearchIndex(
                 make_client(node, auth="none", region=None, timeout=30.0), index
             ).drop_index()
+            drop_vector_indices(node, index)
 
 
 def _body(response: dict[str, Any]) -> dict[str, Any]:

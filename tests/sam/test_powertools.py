@@ -38,6 +38,7 @@ from tests.sam.test_handlers import (
 from tests.sam.test_ops import Gate
 from tests.support.aws import REGION, create_resources, load_template, serial_moto
 from tests.support.backends import require_opensearch
+from tests.support.opensearch import drop_vector_indices
 from tests.support.upstream import ScriptedUpstream
 from tests.support.upstream.steps import Reply
 
@@ -68,6 +69,7 @@ def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[.
             OpenSearchIndex(
                 make_client(node, auth="none", region=None, timeout=30.0), index
             ).drop_index()
+            drop_vector_indices(node, index)
 
 
 # ---------------------------------------------------------------------- inference

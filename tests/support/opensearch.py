@@ -193,6 +193,20 @@ class IndexPool:
         self._worker.shutdown(wait=True)
 
 
+def drop_vector_indices(url: str, index: str) -> None:
+    """Drop the vector indices named after the notes index ``index`` (the default prefix,
+    ``<index>-vectors``, ADR 0026): what a test that names its own notes index and writes
+    notes with embeddings on leaves on the node."""
+    from memvault.adapters.aws.search import make_client
+    from memvault.adapters.aws.vectors import OpenSearchVectorIndex
+
+    client = make_client(url, auth="none", region=None, timeout=30.0)
+    try:
+        OpenSearchVectorIndex(client, f"{index}-vectors").drop_indices()
+    finally:
+        client.close()
+
+
 _pools: dict[str, IndexPool] = {}
 
 
