@@ -20,7 +20,7 @@ from memvault.adapters.aws import bulk
 from memvault.adapters.aws.search import OpenSearchIndex, make_client
 from memvault.container import Services, build_services
 from memvault.errors import Conflict, ServiceUnavailable
-from memvault.services.context import Caller
+from memvault.services.context import Caller, Surface
 from tests.support.aws import REGION
 from tests.support.backends import aws_settings
 from tests.support.clock import FakeClock
@@ -233,13 +233,33 @@ def test_clients_retry_throttling_with_backoff(services: Services) -> None:
     assert config.retries["total_max_attempts"] >= 3
 
 
-@pytest.mark.parametrize("missing", ["table", "bucket", "opensearch_index"])
+@pytest.mark.parametrize("missing", ["table", "bucket"])
 def test_a_missing_resource_is_named_at_startup(tmp_path: Path, missing: str) -> None:
     with aws_settings(tmp_path) as settings:
         broken = settings.model_copy(update={missing: "does-not-exist"})
         with pytest.raises(ServiceUnavailable) as err:
             build_services(broken)
         assert "does-not-exist" in err.value.message
+
+
+def test_a_missing_search_index_is_named_by_the_first_search_not_at_startup(
+    tmp_path: Path,
+) -> None:
+    # Search is optional (ADR 0031): a process starts without the index and says which one
+    # is missing when a search needs it; a write still succeeds and is queued.
+    with aws_settings(tmp_path) as settings:
+        broken = settings.model_copy(
+            update={"opensearch_index": "does-not-exist", "opensearch_create_index": False}
+        )
+        services = build_services(broken)
+        services.accounts.create_account("acme", account_id="acme")
+        user = Caller(account_id="acme", surface=Surface.REST)
+        assert services.vault.write(user, "n.md", "written without an index").changed
+        with pytest.raises(ServiceUnavailable) as err:
+            services.vault.search(user, "written")
+        assert err.value.code == "search_index_missing"
+        assert "does-not-exist" in err.value.message
+        assert services.store.queued_reindex("acme") == ["n.md"]
 
 
 def test_a_dead_search_node_fails_searches_but_not_writes(

@@ -69,6 +69,7 @@ from opensearchpy import (
     Urllib3HttpConnection,
 )
 from opensearchpy.exceptions import (
+    ConnectionTimeout,
     NotFoundError,
     OpenSearchException,
     RequestError,
@@ -388,13 +389,15 @@ class OpenSearchIndex:
         # Nothing is sent at construction: the first operation that needs the index checks
         # it (or, with create_missing, creates it) once, and a failure is retried only
         # after a pause (adapters/aws/lazy.py, ADR 0031).
-        # Only an unreachable node pauses the checks: a missing index is asked about again
-        # on the next call (one HEAD), so it is found the moment the ops path makes it.
+        # Only a node that timed out pauses the checks (the next calls would each wait out
+        # the timeout again); a refused connection fails at once anyway, and a missing
+        # index is asked about again on the next call (one HEAD), so it is found the moment
+        # the ops path makes it.
         self._ready = EnsureOnce(
             (lambda: self.create_index(shards=shards, replicas=replicas))
             if create_missing
             else self.check,
-            pause_on=lambda exc: getattr(exc, "code", None) == "search_unavailable",
+            pause_on=_timed_out,
         )
 
     # ------------------------------------------------------------------ admin
@@ -873,6 +876,14 @@ class OpenSearchIndex:
                 time.sleep(BULK_BACKOFF_S * 2**attempt)
         log.error("search bulk request throttled", extra={"what": what, "left": len(pending)})
         raise ServiceUnavailable(UNAVAILABLE_MESSAGE, code="search_unavailable", index=self.index)
+
+
+def _timed_out(exc: Exception) -> bool:
+    """Whether ``exc`` (a ServiceUnavailable from ``_errors`` or ``check``) is a timeout."""
+    cause = exc.__cause__
+    while cause is not None and not isinstance(cause, ConnectionTimeout):
+        cause = cause.__cause__
+    return getattr(exc, "code", None) == "search_unavailable" and cause is not None
 
 
 def _first(by_index: Mapping[str, Any]) -> dict[str, Any]:
