@@ -195,6 +195,8 @@ def test_more_than_16_mem_ids_is_a_400_in_each_providers_shape(
     with pytest.raises(openai.BadRequestError) as caught:
         chat(gateway, key, many)
     assert caught.value.code == "too_many_mem_ids"
+    # Nothing was attached, and the header says so: it is sent whenever x-mem-id was.
+    assert caught.value.response.headers["x-memory-applied"] == ""
     with pytest.raises(anthropic.BadRequestError) as refused:
         anthropic_client(gateway, key).messages.create(
             model="claude-haiku-4-5",

@@ -53,6 +53,7 @@ from memvault.gateway.planning import (
 )
 from memvault.gateway.profiles import (
     APPLIED_HEADER,
+    MEM_ID_HEADER,
     ProfileStep,
     attach_profiles,
     requested_slugs,
@@ -238,6 +239,23 @@ class Gateway:
         )
 
     def _prepare(
+        self,
+        api: ApiFormat,
+        authenticate: Callable[[], ApiKey],
+        raw_body: bytes,
+        headers: dict[str, str],
+        timer: Timer,
+    ) -> Exchange:
+        try:
+            return self._assemble(api, authenticate, raw_body, headers, timer)
+        except MemvaultError as exc:
+            # x-memory-applied is sent whenever x-mem-id was, refusals included: empty
+            # when the request was refused before any memory was attached.
+            if MEM_ID_HEADER in headers:
+                exc.details.setdefault("response_headers", {APPLIED_HEADER: ""})
+            raise
+
+    def _assemble(
         self,
         api: ApiFormat,
         authenticate: Callable[[], ApiKey],
