@@ -349,6 +349,25 @@ def test_operators_commands_make_the_index_and_reindex(stack: OpsStack) -> None:
             ops.handler(bad, context("ops"))
 
 
+def test_init_search_makes_the_embedders_vector_index_too(stack: OpsStack) -> None:
+    """With embeddings on, init-search also makes the chunk index of the embedder's
+    dimension (the local model: 256), so the API functions, which may not create indices,
+    store a note's vectors from its first write (ADR 0026); with them off, none."""
+    client = make_client(stack.node, auth="none", region=None, timeout=30.0)
+    vectors = f"{stack.index}-vectors-d256"
+    stack.load("ops").handler({"action": "init-search"}, context("ops"))
+    assert not client.indices.exists(index=vectors)  # the stack's embeddings are off
+    ops = stack.load("ops", MEMVAULT_EMBEDDINGS="local")
+    assert ops.handler({"action": "init-search"}, context("ops"))["created"] is False
+    assert client.indices.exists(index=vectors)
+    api = stack.load(
+        "management", MEMVAULT_OPENSEARCH_CREATE_INDEX="false", MEMVAULT_EMBEDDINGS="local"
+    )
+    api.handler(event("management_put_note", admin_key(api)), context("management"))
+    client.indices.refresh(index=vectors)
+    assert client.count(index=vectors)["count"] >= 1  # the note's chunks
+
+
 def _ticking(name: str, remaining: list[int]) -> SimpleNamespace:
     """A Lambda context whose remaining time is read from ``remaining`` in turn (the
     last value once the list runs out)."""

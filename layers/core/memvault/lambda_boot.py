@@ -16,12 +16,15 @@ does before serving, so it lives above the adapters it calls rather than among t
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from memvault.adapters.aws.secrets import ProviderKeys, resolve_provider_keys
-from memvault.adapters.aws.wiring import search_index
+from memvault.adapters.aws.wiring import search_index, vector_index
 from memvault.container import Services, build_services
 from memvault.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
 
 
 def boot_settings(**overrides: Any) -> Settings:
@@ -34,9 +37,30 @@ def ensure_search_index(settings: Settings) -> bool:
     several callers race). The ops path only: no cold start calls it. True when created."""
     if settings.backend != "aws" or not settings.opensearch_url:
         return False
-    return search_index(settings).create_index(
+    created = search_index(settings).create_index(
         shards=settings.opensearch_shards, replicas=settings.opensearch_replicas
     )
+    ensure_vector_index(settings)
+    return created
+
+
+def ensure_vector_index(settings: Settings) -> bool:
+    """Create the chunk index of the configured embedder's dimension (ADR 0026), so the
+    API functions, which may not create indices, store vectors from the first write. Never
+    raises: a failure is logged, and the ops function's next drain (which may create it)
+    makes it. True when created."""
+    if settings.backend != "aws" or not settings.opensearch_url or settings.embeddings == "off":
+        return False
+    try:
+        from memvault.adapters.embeddings import build_embedder
+
+        embedder = build_embedder(settings)
+        if embedder is None:
+            return False
+        return vector_index(settings).create_index(embedder.dimension)
+    except Exception:
+        log.warning("vector index not made", exc_info=True)
+        return False
 
 
 def boot_services(settings: Settings | None = None) -> Services:

@@ -73,6 +73,7 @@ def vector_index(settings: Settings, client: OpenSearch | None = None) -> OpenSe
         settings.opensearch_vector_index or f"{settings.opensearch_index}-vectors",
         refresh=settings.opensearch_refresh,
         create_missing=settings.opensearch_create_index,
+        shards=settings.opensearch_shards,
         replicas=settings.opensearch_replicas,
     )
 
