@@ -176,7 +176,7 @@ def build_services(
         embedding=embedding,
         vectors=vectors,
         profiles=ProfileService(
-            profile_store, audit, billing, lambda: embedding.embedder, clock
+            profile_store, audit, embedding, lambda: embedding.embedder, clock
         ),
     )
 

@@ -63,25 +63,33 @@ class EmbeddingService:
         began = time.perf_counter()
         result = self.embedder.embed(texts)
         if result.cost_micros > 0:
-            self._bill(account_id, key_id, purpose, result, started, began)
+            duration_ms = int((time.perf_counter() - began) * 1000)
+            self.record_call(
+                account_id, key_id, purpose, result, started=started, duration_ms=duration_ms
+            )
         return result
 
     def embed_query(self, account_id: str, text: str, *, key_id: str = SYSTEM_KEY) -> list[float]:
         """One search query's vector (billed as purpose "search")."""
         return self.embed(account_id, [text], purpose="search", key_id=key_id).vectors[0]
 
-    def _bill(
+    def record_call(
         self,
         account_id: str,
         key_id: str,
         purpose: str,
         result: Embeddings,
+        *,
         started: float,
-        began: float,
+        duration_ms: int,
+        counted_as: str | None = None,
     ) -> None:
+        """One embedding call in usage and, when it cost, on the bill: the key's spend and
+        the balance when a key made it (a zero hold settled at the cost), else the
+        balance alone. ``counted_as`` also counts it in ``memory_calls`` (profile facts).
+        Never raises for the charge: the call has been paid for upstream."""
         if self.billing is None:
             return
-        duration_ms = int((time.perf_counter() - began) * 1000)
         self.billing.record_usage(
             UsageRecord(
                 id=uuid.uuid4().hex,
@@ -92,7 +100,7 @@ class EmbeddingService:
                 input_tokens=result.input_tokens,
                 output_tokens=0,
                 rounds=1,
-                memory_calls={},
+                memory_calls={counted_as: 1} if counted_as else {},
                 recalled_notes=0,
                 injected_tokens=0,
                 cost_micros=result.cost_micros,
@@ -103,8 +111,21 @@ class EmbeddingService:
                 overhead_ms=0,
             )
         )
+        if result.cost_micros <= 0:
+            return
         try:
-            if self.billing.balance(account_id).balance_micros is not None:
+            if key_id:
+                now = self.clock()
+                held = self.billing.ledger.reserve(
+                    account_id,
+                    key_id,
+                    0,
+                    spend_cap_micros=None,
+                    now=now,
+                    expires_at=now + self.billing.reservation_ttl_seconds,
+                )
+                self.billing.settle(held, result.cost_micros)
+            elif self.billing.balance(account_id).balance_micros is not None:
                 self.billing.add_balance(account_id, -result.cost_micros)
         except Exception:  # the usage record stands; the balance is corrected by hand
             log.exception(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +31,7 @@ import numpy.typing as npt
 
 from memvault.domain.identity import AuditKind
 from memvault.domain.memo import Memo, text_digest
-from memvault.domain.models import ApiKey, UsageRecord
+from memvault.domain.models import ApiKey
 from memvault.domain.policy import Action, Target, allowed, require, unrestricted
 from memvault.domain.profiles import (
     DAY_SECONDS,
@@ -65,8 +66,8 @@ from memvault.errors import (
 )
 from memvault.ports import Embedder, Embeddings, MemoryProfileStore
 from memvault.services.audit import AuditService
-from memvault.services.billing import BillingService
 from memvault.services.context import Caller
+from memvault.services.embedding import EmbeddingService
 from memvault.tokens import count_tokens as default_count_tokens
 
 log = logging.getLogger("memvault.profiles")
@@ -135,7 +136,7 @@ class ProfileService:
         self,
         store: MemoryProfileStore,
         audit: AuditService,
-        billing: BillingService,
+        embedding: EmbeddingService,
         embedder: Callable[[], Embedder | None],
         clock: Callable[[], float],
         *,
@@ -144,7 +145,7 @@ class ProfileService:
     ) -> None:
         self.store = store
         self.audit = audit
-        self.billing = billing
+        self.embedding = embedding  # bills and records each fact's embedding call
         self._embedder_factory = embedder
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
@@ -212,51 +213,22 @@ class ProfileService:
         embedder = self.embedder
         if embedder is None:
             return None, None
+        started, began = self.clock(), time.perf_counter()
         try:
             out = embedder.embed([text])
         except Exception:
             log.warning("fact embedding failed", extra={"account": actor.account_id})
             return None, None
-        self._bill(actor.account_id, actor.key_id or "", out, FACT_EMBED)
-        return _vector_bytes(out.vectors[0]), out.model
-
-    def _bill(self, account_id: str, key_id: str, out: Embeddings, kind: str) -> None:
-        """An embedding call as a usage record (and, when it costs, a charge)."""
-        now = self.clock()
-        if out.cost_micros > 0 and key_id:
-            try:
-                held = self.billing.ledger.reserve(
-                    account_id,
-                    key_id,
-                    0,
-                    spend_cap_micros=None,
-                    now=now,
-                    expires_at=now + self.billing.reservation_ttl_seconds,
-                )
-                self.billing.settle(held, out.cost_micros)
-            except Exception:
-                log.warning("embedding charge failed", extra={"account": account_id})
-        self.billing.record_usage(
-            UsageRecord(
-                id=uuid.uuid4().hex,
-                account_id=account_id,
-                key_id=key_id,
-                model=out.model,
-                api_format="embeddings",
-                input_tokens=out.input_tokens,
-                output_tokens=0,
-                rounds=0,
-                memory_calls={kind: 1},
-                recalled_notes=0,
-                injected_tokens=0,
-                cost_micros=out.cost_micros,
-                status=200,
-                outcome=kind,  # the purpose, as services.embedding records it
-                started_at=now,
-                duration_ms=0,
-                overhead_ms=0,
-            )
+        self.embedding.record_call(
+            actor.account_id,
+            actor.key_id or "",
+            FACT_EMBED,
+            out,
+            started=started,
+            duration_ms=int((time.perf_counter() - began) * 1000),
+            counted_as=FACT_EMBED,
         )
+        return _vector_bytes(out.vectors[0]), out.model
 
     # ------------------------------------------------------------------ memories
     def create(
