@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from memvault.adapters.aws import vectors as vectors_module
 from memvault.adapters.aws.search import make_client
 from memvault.adapters.aws.vectors import MIN_CANDIDATES, OpenSearchVectorIndex, chunk_id
 from memvault.errors import ServiceUnavailable
@@ -257,6 +258,34 @@ def test_malformed_chunks_are_refused_before_anything_is_sent(
     with pytest.raises(ValueError):
         vix.upsert_chunks(acct, "a.md", chunks("a.md", [unit(1), unit(1)])[1:])
     assert vix.indexed_models(acct) == {}
+
+
+def test_upsert_notes_stores_many_notes_in_one_go(
+    vix: OpenSearchVectorIndex, acct: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vix.upsert_chunks(acct, "old.md", chunks("old.md", [unit(1)] * 4))
+    vix.upsert_chunks(acct, "gone.md", chunks("gone.md", [unit(1)]))
+    # Bodies cut small: the notes' actions spread over several bulk requests.
+    monkeypatch.setattr(vectors_module, "BULK_MAX_BYTES", 2000)
+    requests: list[object] = []
+    bulk = vix.client.bulk
+
+    def counting(**kw: object) -> object:
+        requests.append(kw["refresh"])
+        return bulk(**kw)
+
+    monkeypatch.setattr(vix.client, "bulk", counting)
+    batch = {f"n{i}.md": chunks(f"n{i}.md", [unit(1, i)] * 3) for i in range(8)}
+    batch["old.md"] = chunks("old.md", [unit(0, 1)])
+    batch["gone.md"] = []
+    vix.upsert_notes(acct, batch)
+    assert len(requests) > 1 and requests[-1] == "true" and set(requests[:-1]) == {"false"}
+    assert vix.indexed_models(acct) == {MODEL: 8 * 3 + 1}
+    assert vix.indexed_paths(acct, ["old.md", "gone.md", "n7.md"]) == {
+        "old.md": MODEL,
+        "n7.md": MODEL,
+    }
+    assert keys(near(vix, acct, unit(0, 1), limit=1)) == [("old.md", 0)]
 
 
 # ---------------------------------------------------------------------- refresh, indices

@@ -82,6 +82,11 @@ MAX_CHUNKS = 10_000
 # dimension configured in another process).
 INDICES_MAX_AGE_S = 60.0
 CLEAR_TIMEOUT_S = 120.0
+# Bulk request bodies are cut to this many bytes (Amazon OpenSearch refuses HTTP bodies
+# over 10 MiB on its smallest instance types), as the notes index's are.
+BULK_MAX_BYTES = 5 * 1024 * 1024
+# Documents per mget request.
+MGET_MAX_DOCS = 1000
 
 _REFRESH_VALUES = ("wait_for", "true", "false")
 _HIT_FIELDS = [
@@ -154,15 +159,21 @@ def _usable(vector: Sequence[float]) -> list[float] | None:
 
 
 class _Bulk:
+    """Bulk actions, as request bodies of at most BULK_MAX_BYTES (an action and its
+    source are never split)."""
+
     def __init__(self) -> None:
-        self.lines: list[str] = []
+        self.bodies: list[list[str]] = []
+        self._size = 0
 
     def add(self, *parts: Mapping[str, Any]) -> None:
-        self.lines.extend(json.dumps(p, ensure_ascii=False) for p in parts)
-
-    @property
-    def body(self) -> str:
-        return "\n".join(self.lines) + "\n"
+        text = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in parts)
+        size = len(text.encode("utf-8"))
+        if not self.bodies or self._size + size > BULK_MAX_BYTES:
+            self.bodies.append([])
+            self._size = 0
+        self.bodies[-1].append(text)
+        self._size += size
 
 
 class OpenSearchVectorIndex:
@@ -283,41 +294,59 @@ class OpenSearchVectorIndex:
 
     # ------------------------------------------------------------------ writes
     def upsert_chunks(self, account_id: str, path: str, chunks: Sequence[ChunkVector]) -> None:
-        for chunk in chunks:
-            if chunk.path != path:
-                raise ValueError(f"chunk of {chunk.path!r} upserted under {path!r}")
-        if sorted(c.chunk_index for c in chunks) != list(range(len(chunks))):
-            raise ValueError(f"the chunks of {path!r} are not numbered 0..{len(chunks) - 1}")
-        dimensions = {len(c.vector) for c in chunks}
-        if len(dimensions) > 1:
-            raise ValueError(f"chunks of {path!r} have vectors of dimensions {sorted(dimensions)}")
-        target = self._ensure(dimensions.pop()) if chunks else None
-        new_ids = {chunk_id(account_id, path, c.chunk_index) for c in chunks}
+        self.upsert_notes(account_id, {path: chunks})
+
+    def upsert_notes(self, account_id: str, notes: Mapping[str, Sequence[ChunkVector]]) -> None:
+        """``upsert_chunks`` for several notes (path -> its chunks) in one ``mget`` and one
+        bulk request (cut at BULK_MAX_BYTES, refreshed once, at the end): what an import or
+        a re-embed should call, since every refresh waited for costs up to a second."""
+        targets: dict[str, str | None] = {}
+        for path, chunks in notes.items():
+            for chunk in chunks:
+                if chunk.path != path:
+                    raise ValueError(f"chunk of {chunk.path!r} upserted under {path!r}")
+            if sorted(c.chunk_index for c in chunks) != list(range(len(chunks))):
+                raise ValueError(f"the chunks of {path!r} are not numbered 0..{len(chunks) - 1}")
+            dimensions = {len(c.vector) for c in chunks}
+            if len(dimensions) > 1:
+                raise ValueError(
+                    f"chunks of {path!r} have vectors of dimensions {sorted(dimensions)}"
+                )
+            targets[path] = self.index_name(dimensions.pop()) if chunks else None
+        for dimension in sorted({len(c[0].vector) for c in notes.values() if c}):
+            self._ensure(dimension)
+        keep = {
+            (targets[path], chunk_id(account_id, path, c.chunk_index))
+            for path, chunks in notes.items()
+            for c in chunks
+        }
         bulk = _Bulk()
-        for index, doc in self._stored(account_id, [path]):
-            if index != target or doc not in new_ids:
+        for index, doc in self._stored(account_id, list(notes)):
+            if (index, doc) not in keep:
                 bulk.add({"delete": {"_index": index, "_id": doc, "routing": account_id}})
-        for c in chunks:
-            source: dict[str, Any] = {
-                "account": account_id,
-                "model": c.model,
-                "path": path,
-                "tag_keys": ancestor_keys(c.tags),
-                "note_id": c.note_id,
-                "chunk_index": c.chunk_index,
-                "heading": c.heading,
-                "offset": c.offset,
-                "length": c.length,
-                "text": c.text,
-                "updated_at": float(c.updated_at),
-            }
-            if c.chunk_index == 0:
-                source["chunks"] = len(chunks)
-            vector = _usable(c.vector)
-            if vector is not None:
-                source["vector"] = vector
-            doc = chunk_id(account_id, path, c.chunk_index)
-            bulk.add({"index": {"_index": target, "_id": doc, "routing": account_id}}, source)
+        for path, chunks in notes.items():
+            for c in chunks:
+                source: dict[str, Any] = {
+                    "account": account_id,
+                    "model": c.model,
+                    "path": path,
+                    "tag_keys": ancestor_keys(c.tags),
+                    "note_id": c.note_id,
+                    "chunk_index": c.chunk_index,
+                    "heading": c.heading,
+                    "offset": c.offset,
+                    "length": c.length,
+                    "text": c.text,
+                    "updated_at": float(c.updated_at),
+                }
+                if c.chunk_index == 0:
+                    source["chunks"] = len(chunks)
+                vector = _usable(c.vector)
+                if vector is not None:
+                    source["vector"] = vector
+                doc = chunk_id(account_id, path, c.chunk_index)
+                action = {"_index": targets[path], "_id": doc, "routing": account_id}
+                bulk.add({"index": action}, source)
         self._bulk(bulk, "store note vectors")
 
     def delete_notes(self, account_id: str, paths: Collection[str]) -> None:
@@ -435,9 +464,14 @@ class OpenSearchVectorIndex:
             for name in names
             for path in paths
         ]
-        with self._errors():
-            resp = self.client.mget(body={"docs": docs}, realtime=True)
-        return [d for d in resp.get("docs") or [] if d.get("found")]
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(docs), MGET_MAX_DOCS):
+            with self._errors():
+                resp = self.client.mget(
+                    body={"docs": docs[start : start + MGET_MAX_DOCS]}, realtime=True
+                )
+            found.extend(d for d in resp.get("docs") or [] if d.get("found"))
+        return found
 
     def _stored(self, account_id: str, paths: Sequence[str]) -> Iterator[tuple[str, str]]:
         """(index, id) of every chunk document stored for ``paths``."""
@@ -465,18 +499,21 @@ class OpenSearchVectorIndex:
         )
 
     def _bulk(self, bulk: _Bulk, what: str) -> None:
-        if not bulk.lines:
-            return
-        with self._errors():
-            resp = self.client.bulk(body=bulk.body, refresh=self.refresh)
-        if not resp.get("errors"):
-            return
         failed = []
-        for item in resp.get("items") or []:
-            op, result = next(iter(item.items()))
-            status = int(result.get("status", 0))
-            if status >= 300 and not (status == 404 and op == "delete"):
-                failed.append(result)
+        for number, lines in enumerate(bulk.bodies):
+            # Only the last request waits for (or forces) a refresh: it covers them all.
+            last = number == len(bulk.bodies) - 1
+            with self._errors():
+                resp = self.client.bulk(
+                    body="".join(lines), refresh=self.refresh if last else "false"
+                )
+            if not resp.get("errors"):
+                continue
+            for item in resp.get("items") or []:
+                op, result = next(iter(item.items()))
+                status = int(result.get("status", 0))
+                if status >= 300 and not (status == 404 and op == "delete"):
+                    failed.append(result)
         if failed:
             log.error(
                 "vector bulk request partly failed",
