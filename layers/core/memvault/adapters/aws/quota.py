@@ -51,7 +51,7 @@ from memvault.errors import Conflict, NotFound, QuotaExceeded, ServiceUnavailabl
 SHARDS = keys.QUOTA_SHARDS
 SHARD_PREFIX = keys.quota_sk(0)[:-2]
 # How many times a commit re-plans its takes after losing a race for headroom.
-ATTEMPTS = 12
+ATTEMPTS = 20
 
 
 class QuotaRetry(Exception):
