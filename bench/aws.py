@@ -149,7 +149,16 @@ class Meter:
     the DynamoVaultStore and Table/BodyStore methods that made it (the innermost one of
     each; wrappers on these instances only, nothing else is changed)."""
 
-    WRAPPED_TABLE = ("get", "batch_get", "query", "transact", "batch_write", "update", "put")
+    WRAPPED_TABLE = (
+        "get",
+        "batch_get",
+        "query",
+        "transact",
+        "transact_once",
+        "batch_write",
+        "update",
+        "put",
+    )
     WRAPPED_BODIES = ("get", "put", "delete_quietly", "delete_versions_quietly")
     # Besides the store's public methods: the steps of a commit worth telling apart.
     WRAPPED_STORE_PRIVATE = (
