@@ -175,9 +175,7 @@ def build_services(
         callers=CallerResolver(accounts, store, sessions),
         embedding=embedding,
         vectors=vectors,
-        profiles=ProfileService(
-            profile_store, audit, embedding, lambda: embedding.embedder, clock
-        ),
+        profiles=ProfileService(profile_store, audit, embedding, lambda: embedding.embedder, clock),
     )
 
 
