@@ -217,3 +217,28 @@ def test_recall_brings_the_passage_that_matched_not_the_head(vsvc: Services, use
     assert "PostgreSQL" in element  # the matched passage, where the head holds none of it
     assert 'heading="Decisions"' in element and PASSAGE_MARK in element
     assert "Week 0" not in element
+
+
+@pytest.fixture
+def keyword_default(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[Services]:
+    with backend_settings(tmp_path, backend, search_mode="keyword") as settings:
+        svc = build_services(settings, clock=clock)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        yield svc
+
+
+def test_the_deployments_search_mode_is_the_default_a_caller_can_override(
+    keyword_default: Services, user: Caller
+) -> None:
+    require_vectors(keyword_default)
+    for path, markdown in NOTES.items():
+        keyword_default.vault.write(user, path, markdown)
+    default = keyword_default.vault.search_outcome(user, PARAPHRASE)
+    assert default.mode == "keyword" and default.hits == [] and default.fallback is None
+    asked = keyword_default.vault.search_outcome(user, PARAPHRASE, mode="hybrid")
+    assert asked.mode == "hybrid" and paths(asked.hits) == ["decisions/storage.md"]
+    # Recall follows the default too: the paraphrase recalls nothing by its words.
+    recall = RecallService(keyword_default.vault)
+    assert recall.recall(user, PARAPHRASE, max_notes=5, token_budget=2000) is None
+    block = recall.recall(user, PARAPHRASE, max_notes=5, token_budget=2000, mode="hybrid")
+    assert block is not None and block.paths == ("decisions/storage.md",)

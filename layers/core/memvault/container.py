@@ -143,7 +143,9 @@ def build_services(
             store, vectors, embedding, inline_notes=settings.embeddings_inline_notes
         )
         semantic = SemanticSearch(vectors, embedding.embedder, embedding.embed_query)
-    vault = VaultService(store, index, budgets, clock, semantic, vector_sync)
+    vault = VaultService(
+        store, index, budgets, clock, semantic, vector_sync, search_mode=settings.search_mode
+    )
     transfer = TransferService(
         vault,
         ImportLimits(

@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # an OpenAI-compatible upstream (the gateway's base URL and key unless the two below
     # are set), "bedrock" Titan Text Embeddings V2, "off" keyword search only.
     embeddings: Literal["local", "openai", "bedrock", "off"] = "local"
+    # The mode of a search or recall that asks for none: "auto" is hybrid when embeddings
+    # are on and the backend has a vector index, else keyword (ADR 0027).
+    search_mode: Literal["auto", "keyword", "semantic", "hybrid"] = "auto"
     embeddings_model: str | None = None  # openai: text-embedding-3-small; bedrock: Titan V2
     embeddings_dimension: int | None = Field(default=None, ge=1, le=8192)
     embeddings_base_url: str | None = None

@@ -160,7 +160,11 @@ class VaultService:
         clock: Callable[[], float],
         semantic: SemanticSearch | None = None,
         vectors: VectorSync | None = None,
+        *,
+        search_mode: str = "auto",
     ) -> None:
+        # MEMVAULT_SEARCH_MODE: "auto" or a mode (see default_mode).
+        self.search_mode = None if search_mode == "auto" else parse_mode(search_mode)
         self.store = store
         self.index = index
         self.budgets = budgets
@@ -246,7 +250,12 @@ class VaultService:
         ).hits
 
     def default_mode(self) -> SearchMode:
-        """The mode a search runs in when none is asked: hybrid when vectors are on."""
+        """The mode a search runs in when none is asked: MEMVAULT_SEARCH_MODE, else
+        (auto) hybrid when vectors are on and keyword when they are off. A semantic or
+        hybrid default still falls back to keyword, saying why, where vectors cannot
+        answer."""
+        if self.search_mode is not None:
+            return self.search_mode
         return SearchMode.HYBRID if self.hybrid.vectors_on else SearchMode.KEYWORD
 
     def search_outcome(
