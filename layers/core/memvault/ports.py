@@ -549,6 +549,12 @@ class VectorIndex(Protocol):
         """Replace every chunk stored for ``path`` by ``chunks`` (empty: remove the note)."""
         ...
 
+    def upsert_notes(self, account_id: str, notes: Mapping[str, Sequence[ChunkVector]]) -> None:
+        """``upsert_chunks`` for several notes at once (path -> its chunks): what an import
+        or a re-embed calls, since an index round trip per note (OpenSearch waits for a
+        refresh) would take about a second a note."""
+        ...
+
     def delete_notes(self, account_id: str, paths: Collection[str]) -> None: ...
     def nearest(
         self,

@@ -99,6 +99,7 @@ class VectorSync:
             texts = [chunk.embed_text for _, chunks in chunked for chunk in chunks]
             result = self.embedding.embed(account_id, texts, purpose="index")
             vectors = iter(result.vectors)
+            by_path: dict[str, list[ChunkVector]] = {}
             for note, chunks in chunked:
                 rows = [
                     ChunkVector(
@@ -116,8 +117,9 @@ class VectorSync:
                     )
                     for chunk in chunks
                 ]
-                self.vectors.upsert_chunks(account_id, note.path, rows)
+                by_path[note.path] = rows
                 stored += len(rows)
+            self.vectors.upsert_notes(account_id, by_path)  # one index round trip a batch
         return stored
 
     def drain(self, account_id: str, live: Sequence[Note], gone: Collection[str]) -> bool:

@@ -22,7 +22,7 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -232,6 +232,11 @@ class SqliteVectorIndex:
                 (int(r["id"]), path, json.loads(r["tag_keys"]), r["vector"])
             )
         self._patch(account_id, before, after, [path], added)
+
+    def upsert_notes(self, account_id: str, notes: Mapping[str, Sequence[ChunkVector]]) -> None:
+        # One transaction a note is cheap on SQLite (no refresh to wait for).
+        for path, chunks in notes.items():
+            self.upsert_chunks(account_id, path, chunks)
 
     def delete_notes(self, account_id: str, paths: Collection[str]) -> None:
         if not paths:
