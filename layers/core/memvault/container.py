@@ -20,6 +20,7 @@ from memvault.ports import (
     MemoryProfileStore,
     PasswordHasher,
     RateLimiter,
+    ResponseCache,
     SearchIndex,
     VaultStore,
     VectorIndex,
@@ -65,6 +66,7 @@ class Services:
     embedding: EmbeddingService
     vectors: VectorIndex | None
     profiles: ProfileService  # memory profiles (memIDs)
+    response_cache: ResponseCache  # the gateway's exact-match cache (domain.response_cache)
 
 
 def build_services(
@@ -106,6 +108,9 @@ def build_services(
         email_attempts = SqliteRateLimiter(db, email_policy)
         client_attempts = SqliteRateLimiter(db, client_policy)
         ledger = SqliteLedger(db)
+        from memvault.adapters.sqlite.response_cache import SqliteResponseCache
+
+        response_cache: ResponseCache = SqliteResponseCache(db, max_bytes=settings.cache_max_bytes)
     else:
         from memvault.adapters.aws import wiring
         from memvault.adapters.aws.budgets import DynamoRateLimiter
@@ -119,6 +124,11 @@ def build_services(
 
         profile_store = DynamoProfileStore(aws_store.table)
         ledger = DynamoLedger(aws_store.table)  # the same single table, its own items
+        from memvault.adapters.aws.response_cache import DynamoResponseCache
+
+        response_cache = DynamoResponseCache(
+            aws_store.table, aws_store.bodies, max_bytes=settings.cache_max_bytes
+        )
         email_attempts = DynamoRateLimiter(aws_store.table, email_policy)
         client_attempts = DynamoRateLimiter(aws_store.table, client_policy)
     budgets = BudgetGuard(limiter, clock)
@@ -178,6 +188,7 @@ def build_services(
         embedding=embedding,
         vectors=vectors,
         profiles=ProfileService(profile_store, audit, embedding, lambda: embedding.embedder, clock),
+        response_cache=response_cache,
     )
 
 

@@ -40,6 +40,7 @@ from memvault.domain.models import (
     VersionInfo,
 )
 from memvault.domain.profiles import MemoryProfile, ProfileItem, ProfilePatch
+from memvault.domain.response_cache import CachedAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -650,4 +651,19 @@ class Ledger(Protocol):
 
     def expire_usage(self, now: float, limit: int = 10_000) -> int:
         """Delete usage records past their retention; how many were deleted."""
+        ...
+
+
+# ---------------------------------------------------------------------- the response cache
+class ResponseCache(Protocol):
+    """Gateway answers by request digest, per organisation (domain.response_cache).
+    Bounded: an organisation's entries past ``max_bytes`` are evicted oldest first;
+    expired entries are never returned."""
+
+    def get(self, account_id: str, digest: str, *, now: float) -> CachedAnswer | None: ...
+    def put(
+        self, account_id: str, digest: str, answer: CachedAnswer, *, expires_at: float
+    ) -> None: ...
+    def clear(self, account_id: str) -> int:
+        """Erase every entry of the organisation; how many there were."""
         ...

@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     usage_retention_days: int = Field(default=90, ge=1)
     # A hold whose request never settled (it crashed) is settled by the sweep after this.
     reservation_ttl_seconds: float = Field(default=900.0, gt=0)
+    # The gateway's response cache (opt-in per key or request): what one organisation's
+    # cached answers may hold before the oldest are evicted.
+    cache_max_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 
     # --- Embeddings (vector search, passages in recall): "local" is a static model that
     # ships in a package (wordllama, no download; ADR 0024), "openai" calls /embeddings on
