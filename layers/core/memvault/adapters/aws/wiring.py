@@ -3,26 +3,34 @@
 A missing table or bucket is reported at startup with its name, rather than as an
 obscure error on the first request. The search index is not touched at startup: a
 search outage must not stop a function from starting (ADR 0031); it is checked (or
-created) by the first operation that needs it.
+created) by the first operation that needs it. The search adapter is not even built at
+startup: ``build`` hands out a ``DeferredSearchIndex`` that builds it on first use, so a
+function that never searches (the retention sweep) never imports opensearch-py and the
+requests stack under it (a few hundred ms of a cold start, ADR 0035).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from botocore.exceptions import ClientError
-from opensearchpy import OpenSearch
 
 from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.budgets import DynamoRateLimiter
 from memvault.adapters.aws.clients import error_code, make_client
+from memvault.adapters.aws.deferred import DeferredSearchIndex
 from memvault.adapters.aws.dynamo import Table
 from memvault.adapters.aws.key_cache import KeyCachingStore
-from memvault.adapters.aws.search import OpenSearchIndex
-from memvault.adapters.aws.search import make_client as make_search_client
 from memvault.adapters.aws.store import DynamoVaultStore
-from memvault.adapters.aws.vectors import OpenSearchVectorIndex
 from memvault.domain.budgets import BucketPolicy
 from memvault.errors import ServiceUnavailable
 from memvault.settings import Settings
+
+if TYPE_CHECKING:  # imported where used: importing them imports opensearch-py
+    from opensearchpy import OpenSearch
+
+    from memvault.adapters.aws.search import OpenSearchIndex
+    from memvault.adapters.aws.vectors import OpenSearchVectorIndex
 
 
 def build(
@@ -32,7 +40,8 @@ def build(
     s3 = make_client("s3", settings.aws_region, settings.s3_endpoint)
     table = Table(ddb, settings.table)
     bodies = BodyStore(s3, settings.bucket)
-    index = search_index(settings)
+    _require_search_url(settings)
+    index = cast("OpenSearchIndex", DeferredSearchIndex(lambda: search_index(settings)))
     if check:
         check_resources(ddb, s3, settings)
     # Keys by hash are cached for 30 s (key_cache.py): a revocation made elsewhere takes
@@ -40,15 +49,22 @@ def build(
     return KeyCachingStore(table, bodies), index, DynamoRateLimiter(table, policy)
 
 
-def search_index(settings: Settings) -> OpenSearchIndex:
-    """The configured OpenSearch index (nothing is sent until it is used)."""
+def _require_search_url(settings: Settings) -> str:
     if not settings.opensearch_url:
         raise ServiceUnavailable(
             "MEMVAULT_OPENSEARCH_URL is not set; the AWS backend needs a search domain",
             code="search_not_configured",
         )
+    return settings.opensearch_url
+
+
+def search_index(settings: Settings) -> OpenSearchIndex:
+    """The configured OpenSearch index (nothing is sent until it is used)."""
+    from memvault.adapters.aws.search import OpenSearchIndex
+    from memvault.adapters.aws.search import make_client as make_search_client
+
     client = make_search_client(
-        settings.opensearch_url,
+        _require_search_url(settings),
         auth=settings.opensearch_auth,
         region=settings.aws_region,
         timeout=settings.opensearch_timeout,
@@ -66,6 +82,8 @@ def search_index(settings: Settings) -> OpenSearchIndex:
 def vector_index(settings: Settings, client: OpenSearch | None = None) -> OpenSearchVectorIndex:
     """The chunk indices for vector search (ADR 0026), on ``client`` (the search index's,
     so both share one connection pool) or a new one. Nothing is sent until used."""
+    from memvault.adapters.aws.vectors import OpenSearchVectorIndex
+
     if client is None:
         client = search_index(settings).client
     return OpenSearchVectorIndex(
