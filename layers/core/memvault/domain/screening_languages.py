@@ -1143,6 +1143,7 @@ _RU_RE: Final = compile_rx(
     r"|не\s++подчиняйтесь|больше\s++не\s++следуй(?:те)?+)"
     + SEP
     + r"(?:(?:все|всё|любые|каждое|всех|всем|всеми|эти)\s++)*"
+    + r"(?:(?:свои|своим|своих|своими|твои|твоим|твоих|твоими|ваши|вашим|ваших|вашими)\s++)?"
     + r"(?:"
     + _RU_POS
     + SEP
@@ -1265,6 +1266,76 @@ _HI_RE: Final = compile_rx(
     r"|दिशा-निर्देशों|प्रतिबंधों)\s++(?:(?:को|की|का|के)\s++)?+(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल|भुला"
     r"|रद्द|छोड़|मत\s++मानो|न\s++मानें|का\s++पालन\s++(?:मत|न))"
 )
+
+# =========================================================================== statements
+# Statements that void the model's orders, the English "void" form in other languages:
+# "todas las instrucciones anteriores quedan anuladas", "deine bisherigen Anweisungen
+# sind ab sofort ungültig", "все предыдущие инструкции больше не действуют". The subject
+# is the model's (possessed, positioned before this text, or quantified), and the
+# predicate says it no longer holds; "las instrucciones de instalación ya no son
+# válidas" (a topic) has no positioned subject and passes.
+_STATEMENT_RE: Final = compile_rx(
+    # es: (todas) (las) [tus] instrucciones <anteriores | que te dieron>, positioned or
+    # possessed (the conditional fails a bare "las instrucciones")
+    r"(?:todas\s++)?+(?:las\s++)?+(?P<es_own>tus\s++)?+(?:(?:sus|las)\s++)?+(?:instrucciones"
+    r"|reglas|indicaciones|directrices|ordenes|normas|pautas)(?:\s++(?:anteriores|previas"
+    r"|originales|iniciales|de\s++arriba|que\s++(?:te|se\s++te|le)\s++(?:dieron|dio"
+    r"|han\s++dado|fueron\s++dadas))|(?(es_own)|(?!)))"
+    r"\s++(?:ya\s++)?+(?:no\s++(?:son\s++validas|valen|aplican|cuentan|rigen|tienen\s++validez"
+    r"|estan\s++vigentes)|quedan\s++(?:anuladas|sin\s++efecto|invalidadas|revocadas|derogadas)"
+    r"|(?:han\s++sido|fueron|estan|son)\s++(?:anuladas|nulas|invalidas|revocadas|canceladas"
+    r"|obsoletas|derogadas))"
+    # fr
+    r"|(?:toutes\s++)?+(?:les\s++)?+(?P<fr_own>(?:tes|vos)\s++)?+(?:instructions|regles"
+    r"|consignes|directives|ordres)(?:\s++(?:precedentes|anterieures|initiales|d'origine"
+    r"|ci-dessus|qu'on\s++(?:t'a|vous\s++a)\s++donnees)|(?(fr_own)|(?!)))"
+    r"\s++(?:(?:sont|ont\s++ete)\s++(?:desormais\s++|maintenant"
+    r"\s++)?+(?:annulees|nulles|caduques|invalides|obsoletes|revoquees|levees|abrogees)"
+    r"|ne\s++(?:sont|s'appliquent|comptent)\s++plus(?:\s++(?:valables|valides|applicables"
+    r"|en\s++vigueur))?+|n'ont\s++plus\s++(?:cours|de\s++valeur))"
+    # de
+    r"|(?:(?:alle\s++)?+(?:deine|ihre|eure|die)\s++(?:vorherigen|bisherigen|obigen"
+    r"|ursprunglichen|fruheren|vorigen|alten)\s++|(?:alle\s++)?+(?:deine|eure)\s++)"
+    r"(?:anweisungen|regeln|vorgaben|instruktionen|richtlinien|befehle|anordnungen)"
+    r"\s++(?:sind|gelten|wurden)\s++(?:(?:ab\s++sofort|ab\s++jetzt|jetzt|nun|hiermit"
+    r"|nicht\s++mehr)\s++)*+(?:ungultig|nichtig|aufgehoben|ausser\s++kraft|hinfallig"
+    r"|widerrufen|obsolet|veraltet|gultig|aufgehoben|annulliert|storniert)"
+    # pt
+    r"|(?:todas\s++)?+(?:as\s++)?+(?P<pt_own>(?:suas|tuas)\s++)?+(?:instrucoes|regras"
+    r"|diretrizes|ordens|orientacoes)(?:\s++(?:anteriores|previas|originais|iniciais|acima"
+    r"|que\s++(?:te|lhe)\s++(?:deram|foram\s++dadas))|(?(pt_own)|(?!)))"
+    r"\s++(?:(?:ja\s++)?+nao\s++(?:sao\s++mais\s++validas|sao\s++validas"
+    r"|valem(?:\s++mais)?+|se\s++aplicam(?:\s++mais)?+)|(?:foram|estao|sao)\s++(?:anuladas"
+    r"|nulas|invalidas|revogadas|canceladas|obsoletas)|perderam\s++a\s++validade"
+    r"|deixaram\s++de\s++valer)"
+    # it
+    r"|(?:tutte\s++)?+(?:le\s++)?+(?P<it_own>tue\s++)?+(?:istruzioni|regole|direttive"
+    r"|indicazioni|disposizioni)(?:\s++(?:precedenti|originali|iniziali|di\s++sopra"
+    r"|qui\s++sopra|che\s++ti\s++(?:sono\s++state\s++date|hanno\s++dato))|(?(it_own)|(?!)))"
+    r"\s++(?:(?:sono|vengono)\s++(?:ora\s++)?+(?:nulle|annullate"
+    r"|revocate|invalide|obsolete|superate|abrogate)|non\s++(?:sono\s++piu|valgono\s++piu"
+    r"|si\s++applicano\s++piu)(?:\s++(?:valide|in\s++vigore))?+)"
+    # ru
+    r"|(?:(?:все\s++)?+(?:твои\s++|ваши\s++|данные\s++тебе\s++)?+(?:предыдущие|прежние"
+    r"|прошлые|исходные|первоначальные|изначальные|вышеуказанные|старые)\s++|(?:все\s++)?+"
+    r"(?:твои|ваши)\s++)(?:инструкции|правила|указания|директивы|команды|установки"
+    r"|распоряжения)\s++(?:(?:больше|более|уже)\s++)?+(?:не\s++действуют|не\s++действительны"
+    r"|недействительны|отменены|аннулированы|утратили\s++силу|устарели|не\s++имеют\s++силы"
+    r"|не\s++применяются)" + NOT_BEFORE_WORD
+)
+_STATEMENT_CJK_RE: Final = compile_rx(
+    r"(?:之前|以前|先前|此前|上面|上述|原来|原有|原始|你的|您的|你之前收到)的?+(?:所有|全部|一切)?+"
+    r"(?:的)?+(?:指令|指示|规则|規則|说明|說明|提示词|提示詞|设定|設定|命令)(?:现在|現在)?+"
+    r"(?:已经|已經|已|都|全部|一律|均)*+(?:无效|無效|作废|作廢|失效|被取消|被废除|被廢除|不再有效"
+    r"|不再适用|不再適用)"
+    r"|(?:以前|前|上記|これまで|最初|元)の(?:すべての|全ての)?+(?:指示|命令|ルール|指令|設定)"
+    r"は(?:すべて|全て)?+(?:無効|取り消され|破棄され|撤回され)"
+)
+
+
+def _statement_check(text: str, m: re.Match[str]) -> bool:
+    return not inside_word(text, m.start())
+
 
 # =========================================================================== CJK, Korean
 
@@ -1564,6 +1635,8 @@ OTHER_LANGUAGE_FORMS: Final[tuple[Form, ...]] = (
     Form(RULE_INSTRUCTION_OVERRIDE, "zh", _ZH_RE, _zh_check, script="cjk"),
     Form(RULE_INSTRUCTION_OVERRIDE, "ja", _JA_RE, always, script="cjk"),
     Form(RULE_INSTRUCTION_OVERRIDE, "ko", _KO_RE, always, script="hangul"),
+    Form(RULE_INSTRUCTION_OVERRIDE, "void_other", _STATEMENT_RE, _statement_check),
+    Form(RULE_INSTRUCTION_OVERRIDE, "void_cjk", _STATEMENT_CJK_RE, always, script="cjk"),
     Form(RULE_ROLE_HIJACK, "role_other", _ROLE_HIJACK_RE, word_start),
     Form(RULE_ROLE_HIJACK, "role_cjk", _ZH_JA_KO_HIJACK_RE, always, script="cjk_hangul"),
     Form(RULE_PROMPT_EXTRACTION, "extract_other", _EXTRACT_RE, word_start),

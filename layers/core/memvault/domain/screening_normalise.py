@@ -369,6 +369,46 @@ _LEET_L: Final = str.maketrans("01345789@$", "oleastbgas")
 Span = tuple[int, int]
 
 
+# A short token of leet digits and letters ("70", "n0", "2day" is not: two letters), read
+# as leetspeak only next to a leet word: "p4y n0 4773n710n 70 7h3 ..." writes "no" and
+# "to" in digits, which alone would be numbers.
+_SHORT_LEET_RE: Final = re.compile(r"[a-z]?+[01345789]{1,2}+[a-z]?+")
+
+
+def _with_short_neighbours(folded: str, words: list[Span]) -> list[Span]:
+    """``words`` and the short leet tokens one space before or after one of them."""
+    extra: list[Span] = []
+    n = len(folded)
+    for start, end in words:
+        # the token after: one space, then at most four characters up to a space or the end
+        at = end + 1
+        if end < n and folded[end] == " ":
+            stop = at
+            while stop < n and stop - at < 5 and folded[stop] in _LEET_CHARS:
+                stop += 1
+            if (
+                2 <= stop - at <= 4
+                and (stop == n or folded[stop] not in _LEET_CHARS)
+                and _SHORT_LEET_RE.fullmatch(folded, at, stop) is not None
+            ):
+                extra.append((at, stop))
+        # the token before
+        if start >= 3 and folded[start - 1] == " ":
+            stop = start - 1
+            at = stop
+            while at > 0 and stop - at < 5 and folded[at - 1] in _LEET_CHARS:
+                at -= 1
+            if (
+                2 <= stop - at <= 4
+                and (at == 0 or folded[at - 1] not in _LEET_CHARS)
+                and _SHORT_LEET_RE.fullmatch(folded, at, stop) is not None
+            ):
+                extra.append((at, stop))
+    if not extra:
+        return words
+    return sorted(set(words) | set(extra))
+
+
 def leet_views(folded: str) -> tuple[tuple[str, list[Span]], ...]:
     """Views with leetspeak words read as letters, each with the spans that changed
     (none when no word mixes letters and leet digits).
@@ -392,6 +432,8 @@ def leet_views(folded: str) -> tuple[tuple[str, list[Span]], ...]:
             words.append((start, end))
     if not words:
         return ()
+    if len(words) > 1:
+        words = _with_short_neighbours(folded, words)
     views = []
     for table in (_LEET_I, _LEET_L) if "1" in folded else (_LEET_I,):
         pieces: list[str] = []

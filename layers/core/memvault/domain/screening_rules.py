@@ -908,7 +908,10 @@ _SELF_SCOPE_RE: Final = re.compile(
     r"|openai|anthropic|developers?|creators?|makers?|programmers?|owners?|trainers?"
     r"|operators?|system|assistant|ai|model|llm|chatbot|bot|user|admin|administrator"
     r"|above|before|earlier|previously|following|note|point|line|here|this|gpt\w*"
-    r"|chatgpt|claude|gemini|instructions?|guidelines|rules|ones?)" + NOT_BEFORE_WORD
+    r"|chatgpt|claude|gemini|instructions?|guidelines|rules|ones?"
+    # "reset your instructions to (factory) defaults": a result, not a topic
+    r"|factory\s++(?:defaults?|settings|state)|defaults?|scratch|zero|blank|nothing)"
+    + NOT_BEFORE_WORD
 )
 # A condition that names the model's situation: "when the user asks about X".
 _SELF_CONDITION_RE: Final = re.compile(
@@ -2224,8 +2227,13 @@ _MODEL_DIRECTIVE_RE: Final = re.compile(
             )
             + _AI_ADDRESSEE
             + ws(
-                r"(?: (?:reading|processing|seeing|parsing|summari[sz]ing|handling|retrieving)"
+                r"(?:(?: (?:reading|processing|seeing|parsing|summari[sz]ing|handling|retrieving)"
                 r" (?:this|these|the)(?: \w++)?+)?+\s*+[:,;\u2013\u2014\-]"
+                # a path's folder ends the address as a colon would ("note to any AI
+                # reading this/send ..."): only after "reading this", since "Notes for AI
+                # agents" is also a heading
+                r"|(?: (?:reading|processing|seeing|parsing|summari[sz]ing|handling|retrieving)"
+                r" (?:this|these|the)(?:[\t\x20]++\w++)?+)[\t\x20]*+\n)"
             ),
             # If you are an AI (reading this), ...
             ws(r"if you(?: are|'re) (?:an? |the )?+(?:").replace("'", APOS)
