@@ -30,6 +30,7 @@ KEY_FIELDS = {
     "recall_tokens",
     "spend_cap_micros",
     "memory_tokens",
+    "recall_mode",
     "spent_micros",
     # its owner (tests/api/test_people_api.py covers members)
     "member_id",

@@ -117,3 +117,20 @@ def test_memory_search_over_mcp_takes_the_same_options(server: LiveServer) -> No
     assert refused.is_error and "mode" in text(refused)
     refused = run(lambda: call({"query": PARAPHRASE, "min_score": 2}))
     assert refused.is_error and "min_score" in text(refused)
+
+
+def test_a_keys_recall_mode_is_set_shown_and_reset(live_server: LiveServer) -> None:
+    c = live_server.client()
+    created = c.post("/v1/keys", json={"name": "words", "recall": True, "recall_mode": "keyword"})
+    assert created.status_code == 201, created.text
+    key = created.json()
+    assert key["recall_mode"] == "keyword"
+    patched = c.patch(f"/v1/keys/{key['id']}", json={"recall_mode": "semantic"}).json()
+    assert patched["recall_mode"] == "semantic"
+    kept = c.patch(f"/v1/keys/{key['id']}", json={"recall_notes": 3}).json()
+    assert kept["recall_mode"] == "semantic"  # left out: unchanged
+    reset = c.patch(f"/v1/keys/{key['id']}", json={"recall_mode": "default"}).json()
+    assert reset["recall_mode"] is None
+    assert c.get("/v1/keys").json()  # listed without error
+    bad = c.patch(f"/v1/keys/{key['id']}", json={"recall_mode": "fuzzy"})
+    assert bad.status_code == 400 and "recall_mode" in bad.json()["error"]["message"]

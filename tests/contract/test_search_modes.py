@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
 from memvault.container import Services, build_services
+from memvault.domain.models import Toggles
 from memvault.domain.recall import PASSAGE_MARK
 from memvault.errors import InvalidInput
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
@@ -242,3 +244,23 @@ def test_the_deployments_search_mode_is_the_default_a_caller_can_override(
     assert recall.recall(user, PARAPHRASE, max_notes=5, token_budget=2000) is None
     block = recall.recall(user, PARAPHRASE, max_notes=5, token_budget=2000, mode="hybrid")
     assert block is not None and block.paths == ("decisions/storage.md",)
+
+
+def test_a_keys_recall_mode_is_stored_and_refused_when_unknown(services: Services) -> None:
+    issued = services.accounts.issue_key(LOCAL_ACCOUNT_ID, name="k", toggles=Toggles(recall=True))
+    key = issued.key
+    assert key.recall_mode is None  # the vault's default
+    services.accounts.set_key_settings(
+        LOCAL_ACCOUNT_ID, key.id, replace(key.settings, recall_mode="keyword")
+    )
+    stored = services.store.get_key(LOCAL_ACCOUNT_ID, key.id)
+    assert stored is not None and stored.recall_mode == "keyword"
+    with pytest.raises(InvalidInput, match="recall_mode"):
+        services.accounts.set_key_settings(
+            LOCAL_ACCOUNT_ID, key.id, replace(key.settings, recall_mode="fuzzy")
+        )
+    services.accounts.set_key_settings(
+        LOCAL_ACCOUNT_ID, key.id, replace(key.settings, recall_mode=None)
+    )
+    again = services.store.get_key(LOCAL_ACCOUNT_ID, key.id)
+    assert again is not None and again.recall_mode is None

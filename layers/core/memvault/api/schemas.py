@@ -264,6 +264,8 @@ class TogglesIn(BaseModel):
     recall_tokens: RecallTokens | None = None
     spend_cap_micros: SpendCap | None = None
     memory_tokens: RecallTokens | None = None
+    # "default" goes back to the vault's default mode; leaving it out keeps the key's.
+    recall_mode: Literal["keyword", "semantic", "hybrid", "default"] | None = None
 
 
 class KeyCreateIn(BaseModel):
@@ -284,6 +286,9 @@ class KeyCreateIn(BaseModel):
     memory_tokens: RecallTokens = Field(
         default=1500, description="The memory profile block's token budget (x-mem-id)."
     )
+    recall_mode: Literal["keyword", "semantic", "hybrid"] | None = Field(
+        default=None, description="Recall's search mode; null: the vault's default."
+    )
 
 
 class KeyOut(BaseModel):
@@ -300,6 +305,9 @@ class KeyOut(BaseModel):
     recall_tokens: int
     spend_cap_micros: int | None
     memory_tokens: int = Field(description="The memory profile block's token budget.")
+    recall_mode: str | None = Field(
+        default=None, description="Recall's search mode; null: the vault's default."
+    )
     spent_micros: int = Field(description="What the key has spent (settled), micro-USD.")
     member_id: str | None = Field(description="The member the key belongs to.")
     owner: str | None = Field(description="Its owner's email address, or name without one.")
@@ -321,6 +329,7 @@ class KeyOut(BaseModel):
             recall_tokens=key.recall_tokens,
             spend_cap_micros=key.spend_cap_micros,
             memory_tokens=key.memory_tokens,
+            recall_mode=key.recall_mode,
             spent_micros=spent_micros,
             member_id=key.member_id,
             owner=owner,

@@ -58,6 +58,7 @@ class ApiKey:
     recall_tokens: int = 2000
     spend_cap_micros: int | None = None  # None: no cap
     memory_tokens: int = 1500  # the memory profile block's budget (x-mem-id)
+    recall_mode: str | None = None  # recall's search mode; None: the vault's default
     # The member the key belongs to (None only for a key stored before members existed,
     # until the upgrade gives it to its organisation's first owner).
     member_id: str | None = None
@@ -77,6 +78,7 @@ class ApiKey:
             recall_tokens=self.recall_tokens,
             spend_cap_micros=self.spend_cap_micros,
             memory_tokens=self.memory_tokens,
+            recall_mode=self.recall_mode,
         )
 
 
@@ -89,6 +91,9 @@ class KeySettings:
     spend_cap_micros: int | None = None  # the most the key may spend, in micro-USD
     # The memory profile block's token budget (guardrails are never counted), 100..32000.
     memory_tokens: int = 1500
+    # Recall's search mode for this key: keyword, semantic, hybrid, or None for the vault's
+    # default (MEMVAULT_SEARCH_MODE; hybrid when vectors are on).
+    recall_mode: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,6 +105,7 @@ def plan_request(
                 max_notes=key.recall_notes,
                 token_budget=key.recall_tokens,
                 vault_revision=account.revision,
+                mode=key.recall_mode,
             )
         except Exception:
             log.warning("recall failed", extra={"account": key.account_id}, exc_info=True)

@@ -33,6 +33,10 @@ RECALL_NOTES_RANGE = (1, 20)
 RECALL_TOKENS_RANGE = (100, 32_000)
 
 
+# A key's recall search mode: None is the vault's default (services.vault.default_mode).
+RECALL_MODES = (None, "keyword", "semantic", "hybrid")
+
+
 def check_key_settings(settings: KeySettings) -> KeySettings:
     """Refuse out-of-range gateway settings with a message naming the range."""
     low, high = RECALL_NOTES_RANGE
@@ -48,6 +52,11 @@ def check_key_settings(settings: KeySettings) -> KeySettings:
     if not low <= settings.memory_tokens <= high:
         raise InvalidInput(
             f"memory_tokens must be between {low} and {high}", code="invalid_key_settings"
+        )
+    if settings.recall_mode not in RECALL_MODES:
+        raise InvalidInput(
+            "recall_mode must be keyword, semantic, hybrid or null (the vault's default)",
+            code="invalid_key_settings",
         )
     cap = settings.spend_cap_micros
     if cap is not None and not 0 <= cap <= MAX_LIMIT_VALUE:
@@ -188,6 +197,7 @@ class AccountService:
             recall_tokens=settings.recall_tokens,
             spend_cap_micros=settings.spend_cap_micros,
             memory_tokens=settings.memory_tokens,
+            recall_mode=settings.recall_mode,
             member_id=member_id,
             vault=vault,
         )

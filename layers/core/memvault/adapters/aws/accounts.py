@@ -47,6 +47,7 @@ def _key_record(item: Item) -> ApiKey:
         recall_notes=item.get("recall_notes", _KEY_DEFAULTS.recall_notes),
         recall_tokens=item.get("recall_tokens", _KEY_DEFAULTS.recall_tokens),
         memory_tokens=item.get("memory_tokens", _KEY_DEFAULTS.memory_tokens),
+        recall_mode=item.get("recall_mode"),
         spend_cap_micros=item.get("spend_cap_micros"),
         # Keys written before members existed have no owner until the upgrade, and are
         # bound to their account's vault.
@@ -136,6 +137,7 @@ class DynamoKeyStore(DynamoParts):
             "recall_notes": key.recall_notes,
             "recall_tokens": key.recall_tokens,
             "memory_tokens": key.memory_tokens,
+            "recall_mode": key.recall_mode,  # None is left out (the vault's default)
             "spend_cap_micros": key.spend_cap_micros,  # None is left out (no cap)
             "member_id": key.member_id,
             "vault": key.vault,
@@ -245,5 +247,6 @@ class DynamoKeyStore(DynamoParts):
                 recall_tokens=settings.recall_tokens,
                 spend_cap_micros=settings.spend_cap_micros,
                 memory_tokens=settings.memory_tokens,
+                recall_mode=settings.recall_mode,
             )
         return updated

@@ -35,6 +35,7 @@ def _key(row: sqlite3.Row) -> ApiKey:
         recall_tokens=row["recall_tokens"],
         spend_cap_micros=row["spend_cap_micros"],
         memory_tokens=row["memory_tokens"],
+        recall_mode=row["recall_mode"],
         member_id=row["member_id"],
         vault=bool(row["vault"]),
         owner_active=bool(row["owner_active"]),
@@ -92,8 +93,8 @@ class SqliteKeyStore(SqliteParts):
             conn.execute(
                 "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, recall, tools, mcp,"
                 " admin, created_at, revoked_at, recall_notes, recall_tokens, spend_cap_micros,"
-                " member_id, vault, memory_tokens)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " member_id, vault, memory_tokens, recall_mode)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key.id,
                     key.account_id,
@@ -112,6 +113,7 @@ class SqliteKeyStore(SqliteParts):
                     key.member_id,
                     int(key.vault),
                     key.memory_tokens,
+                    key.recall_mode,
                 ),
             )
 
@@ -148,12 +150,13 @@ class SqliteKeyStore(SqliteParts):
             if settings is not None:
                 conn.execute(
                     "UPDATE api_keys SET recall_notes = ?, recall_tokens = ?, spend_cap_micros = ?,"
-                    " memory_tokens = ? WHERE account_id = ? AND id = ?",
+                    " memory_tokens = ?, recall_mode = ? WHERE account_id = ? AND id = ?",
                     (
                         settings.recall_notes,
                         settings.recall_tokens,
                         settings.spend_cap_micros,
                         settings.memory_tokens,
+                        settings.recall_mode,
                         account_id,
                         key_id,
                     ),

@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
     recall_notes INTEGER NOT NULL DEFAULT 5,
     recall_tokens INTEGER NOT NULL DEFAULT 2000,
     memory_tokens INTEGER NOT NULL DEFAULT 1500,
-    spend_cap_micros INTEGER
+    spend_cap_micros INTEGER,
+    recall_mode TEXT
 );
 CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys(account_id, created_at);
 
@@ -203,6 +204,8 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("usage_records", "attribution", "TEXT NOT NULL DEFAULT '{}'"),
     # A key's memory profile budget (memory profiles).
     ("api_keys", "memory_tokens", "INTEGER NOT NULL DEFAULT 1500"),
+    # A key's recall search mode (NULL: the vault's default; ADR 0027).
+    ("api_keys", "recall_mode", "TEXT"),
 ]
 
 

@@ -45,6 +45,7 @@ def create_key(
             recall_tokens=body.recall_tokens,
             spend_cap_micros=body.spend_cap_micros,
             memory_tokens=body.memory_tokens,
+            recall_mode=body.recall_mode,
         ),
         vault=body.vault,
     )
@@ -67,6 +68,13 @@ def update_key(
         recall_notes=current.recall_notes if body.recall_notes is None else body.recall_notes,
         recall_tokens=current.recall_tokens if body.recall_tokens is None else body.recall_tokens,
         memory_tokens=current.memory_tokens if body.memory_tokens is None else body.memory_tokens,
+        recall_mode=(
+            current.recall_mode
+            if body.recall_mode is None
+            else None
+            if body.recall_mode == "default"
+            else body.recall_mode
+        ),
         # An explicit null removes the cap; leaving the field out keeps it.
         spend_cap_micros=(
             body.spend_cap_micros if "spend_cap_micros" in sent else current.spend_cap_micros
