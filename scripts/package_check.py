@@ -264,6 +264,10 @@ def main() -> int:
             print(f"{layer:<15} {mb(tree_bytes(out))} unzipped, {mb(zipped_bytes(out))} zipped")
         per_function = function_layers(template())
         worst = 0
+        runs_here = {"x86_64": "x86_64", "aarch64": "arm64"}.get(os.uname().machine)
+        if args.import_times and args.arch != runs_here:
+            print(f"(no import times: {args.arch} layers do not run on this machine)")
+            args.import_times = 0
         moto = MotoServer() if args.import_times else None
         try:
             for function, layers in sorted(per_function.items()):
