@@ -137,6 +137,13 @@ class MotoServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # never leave the server behind
+            raise
+
+    def _start(self) -> None:
         deadline = time.monotonic() + 30
         while True:
             try:
