@@ -23,10 +23,10 @@ import pytest
 from memvault.container import Services, build_services
 from memvault.domain.models import Toggles
 from memvault.domain.recall import PASSAGE_MARK
-from memvault.errors import InvalidInput
+from memvault.errors import InvalidInput, ServiceUnavailable
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller
-from memvault.services.hybrid import FALLBACK_OFF
+from memvault.services.hybrid import FALLBACK_FAILED, FALLBACK_OFF
 from memvault.services.recall import RecallService
 from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
@@ -264,3 +264,19 @@ def test_a_keys_recall_mode_is_stored_and_refused_when_unknown(services: Service
     )
     again = services.store.get_key(LOCAL_ACCOUNT_ID, key.id)
     assert again is not None and again.recall_mode is None
+
+
+def test_an_embedder_outage_runs_the_search_as_keyword_and_says_so(
+    vsvc: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def down(*_args: object, **_kwargs: object) -> list[float]:
+        raise ServiceUnavailable("the embedding model is down", code="embeddings_unavailable")
+
+    semantic = vsvc.vault.hybrid.semantic
+    assert semantic is not None
+    monkeypatch.setattr(semantic, "embed_query", down)
+    for mode in ("semantic", "hybrid"):
+        outcome = vsvc.vault.search_outcome(user, "sourdough baking", mode=mode)
+        assert outcome.mode == "keyword" and outcome.fallback == FALLBACK_FAILED
+        assert paths(outcome.hits) == ["notes/cooking.md"]
+        assert "<mark>" in outcome.hits[0].snippet.lower()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from memvault.domain.fusion import (
@@ -50,6 +51,10 @@ SNIPPET_CHARS = 240
 # "The account has vectors of this model" is remembered this long (it stays true until
 # a model change, which a new model name separates); "none yet" is asked every time.
 INDEXED_MEMO_SECONDS = 60.0
+
+# Where a hybrid search's vector half runs while the keyword half runs in the caller's
+# thread (two: the machine's cores, as the gateway's worker and the API's pool are).
+_HALVES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memvault-vectors")
 
 FALLBACK_OFF = "vectors are off (MEMVAULT_EMBEDDINGS=off): keyword search ran"
 FALLBACK_NOT_INDEXED = (
@@ -153,20 +158,34 @@ class HybridSearch:
             if min_score is not None:
                 hits = [hit for hit in hits if hit.score >= min_score]
             return SearchOutcome(hits, SearchMode.KEYWORD, fallback)
+        semantic = self.semantic
+        limit = min(MAX_POOL, max(CHUNK_POOL, 3 * query.limit))
+        keyword: list[SearchHit] = []
+        if mode is SearchMode.HYBRID:
+            # The halves run side by side: the vector half (embedding the query, the scan)
+            # on the pool while this thread asks the keyword index. numpy and the engines
+            # release the GIL, so a hybrid search costs about its slower half.
+            nearest = _HALVES.submit(semantic.nearest, account_id, query, limit)
+            pool = replace(query, limit=min(MAX_POOL, max(KEYWORD_POOL, query.limit)))
+            try:
+                keyword = self.index.search(account_id, pool, now=self.clock())
+            except BaseException:
+                nearest.cancel()
+                raise
+            found: Callable[[], list[VectorHit]] = nearest.result
+        else:
+            found = lambda: semantic.nearest(account_id, query, limit)  # noqa: E731
         try:
-            chunks = self.semantic.nearest(
-                account_id, query, min(MAX_POOL, max(CHUNK_POOL, 3 * query.limit))
-            )
+            chunks = found()
         except ServiceUnavailable:
             log.warning("query embedding failed; keyword search ran", extra={"account": account_id})
-            hits = self.index.search(account_id, query, now=self.clock())
+            if mode is SearchMode.HYBRID:
+                hits = keyword[: query.limit]  # the keyword half already ran
+            else:
+                hits = self.index.search(account_id, query, now=self.clock())
             if min_score is not None:
                 hits = [hit for hit in hits if hit.score >= min_score]
             return SearchOutcome(hits, SearchMode.KEYWORD, FALLBACK_FAILED)
-        keyword: list[SearchHit] = []
-        if mode is SearchMode.HYBRID:
-            pool = replace(query, limit=min(MAX_POOL, max(KEYWORD_POOL, query.limit)))
-            keyword = self.index.search(account_id, pool, now=self.clock())
         fused = fuse(
             [KeywordHit(hit.path, hit.score) for hit in keyword],
             [ChunkMatch(c.path, c.chunk_index, c.similarity, c.updated_at) for c in chunks],
