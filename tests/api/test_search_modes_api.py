@@ -134,3 +134,29 @@ def test_a_keys_recall_mode_is_set_shown_and_reset(live_server: LiveServer) -> N
     assert c.get("/v1/keys").json()  # listed without error
     bad = c.patch(f"/v1/keys/{key['id']}", json={"recall_mode": "fuzzy"})
     assert bad.status_code == 400 and "recall_mode" in bad.json()["error"]["message"]
+
+
+def test_the_cli_sets_a_keys_recall_mode(live_server: LiveServer, tmp_path: Path) -> None:
+    env = clean_env(MEMVAULT_API_KEY=live_server.admin_key)
+    base = ("--url", live_server.url, "--json")
+    made = invoke_memvault(
+        "keys",
+        "create",
+        "words",
+        "--recall",
+        "--recall-mode",
+        "keyword",
+        *base,
+        env=env,
+        cwd=tmp_path,
+    )
+    created = json.loads(made.stdout)
+    assert created["recall_mode"] == "keyword"
+    reset = invoke_memvault(
+        "keys", "toggle", created["id"], "--recall-mode", "default", *base, env=env, cwd=tmp_path
+    )
+    assert json.loads(reset.stdout)["recall_mode"] is None
+    bad = invoke_memvault(
+        "keys", "toggle", created["id"], "--recall-mode", "fuzzy", *base, env=env, cwd=tmp_path
+    )
+    assert bad.code != 0 and "recall_mode" in bad.stderr

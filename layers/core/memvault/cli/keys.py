@@ -24,6 +24,13 @@ RecallTokensOpt = Annotated[
     int | None,
     typer.Option("--recall-tokens", help="Token budget of recall (100-32000, default 2000)."),
 ]
+RecallModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--recall-mode",
+        help="Recall's search mode: keyword, semantic, hybrid, or default (the vault's).",
+    ),
+]
 MemoryTokensOpt = Annotated[
     int | None,
     typer.Option(
@@ -44,9 +51,12 @@ def _key_settings(
     recall_tokens: int | None,
     spend_cap: str | None,
     memory_tokens: int | None = None,
+    recall_mode: str | None = None,
 ) -> dict[str, Any]:
     """The settings options given, as the REST body's fields (left out: unchanged)."""
     body: dict[str, Any] = {}
+    if recall_mode is not None:
+        body["recall_mode"] = recall_mode  # the server names the values it takes
     if recall_notes is not None:
         body["recall_notes"] = recall_notes
     if recall_tokens is not None:
@@ -76,6 +86,7 @@ def keys_create(
     recall_tokens: RecallTokensOpt = None,
     spend_cap: SpendCapOpt = None,
     memory_tokens: MemoryTokensOpt = None,
+    recall_mode: RecallModeOpt = None,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
@@ -91,7 +102,13 @@ def keys_create(
         "mcp": mcp,
         "admin": admin,
         "vault": not no_vault,
-        **_key_settings(recall_notes, recall_tokens, spend_cap, memory_tokens),
+        **_key_settings(
+            recall_notes,
+            recall_tokens,
+            spend_cap,
+            memory_tokens,
+            None if recall_mode == "default" else recall_mode,  # a new key has the default
+        ),
     }
 
     def show(created: Any) -> None:
@@ -198,6 +215,7 @@ def keys_toggle(
     recall_tokens: RecallTokensOpt = None,
     spend_cap: SpendCapOpt = None,
     memory_tokens: MemoryTokensOpt = None,
+    recall_mode: RecallModeOpt = None,
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
@@ -213,7 +231,7 @@ def keys_toggle(
         )
         if flag is not None
     }
-    settings = _key_settings(recall_notes, recall_tokens, spend_cap, memory_tokens)
+    settings = _key_settings(recall_notes, recall_tokens, spend_cap, memory_tokens, recall_mode)
     body.update(settings)
     if not body:
         die(
