@@ -1,4 +1,5 @@
-"""A scripted upstream model provider (OpenAI and Anthropic formats) for gateway tests."""
+"""A scripted upstream model provider for gateway tests (OpenAI Chat Completions and
+Responses, Anthropic Messages)."""
 
 from .server import ScriptedUpstream
 from .steps import Fault, Hang, Malformed, RecordedRequest, Reply, Step, ToolCall

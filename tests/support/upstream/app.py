@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Protocol
 
-from . import catalog, embeddings, render_anthropic, render_openai
+from . import catalog, embeddings, render_anthropic, render_openai, render_responses
 from .resolved import ResolvedReply, splice_raw
 from .script import Script
 from .steps import Fault, Hang, Malformed, RecordedRequest, Reply, Step
@@ -39,7 +39,12 @@ class Dialect(Protocol):
 
 OPENAI: Dialect = render_openai
 ANTHROPIC: Dialect = render_anthropic
-ROUTES: dict[str, Dialect] = {"/v1/chat/completions": OPENAI, "/v1/messages": ANTHROPIC}
+RESPONSES: Dialect = render_responses
+ROUTES: dict[str, Dialect] = {
+    "/v1/chat/completions": OPENAI,
+    "/v1/messages": ANTHROPIC,
+    "/v1/responses": RESPONSES,
+}
 
 
 class ScriptedDisconnect(Exception):
@@ -241,9 +246,10 @@ class UpstreamApp:
         mode = r.reply.fail_mode
         if mode == "disconnect":
             raise ScriptedDisconnect("scripted mid-stream disconnect")
-        fault = (
-            dialect.error_event("scripted mid-stream error")
-            if mode == "error_event"
-            else dialect.garbage_event()
-        )
+        if mode == "response_failed":
+            fault = render_responses.failed_event("scripted mid-stream failure")
+        elif mode == "error_event":
+            fault = dialect.error_event("scripted mid-stream error")
+        else:
+            fault = dialect.garbage_event()
         await send({"type": "http.response.body", "body": fault, "more_body": True})

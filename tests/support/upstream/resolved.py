@@ -39,6 +39,7 @@ class ResolvedReply:
     output_tokens: int
     stop_reason: str
     include_usage: bool  # OpenAI stream_options.include_usage
+    request: Any = None  # the request's JSON (the Responses renderer echoes some fields)
 
 
 class RawInput(str):
@@ -99,4 +100,5 @@ def resolve(
         stop_reason=reply.stop_reason or (tool_stop if calls else plain_stop),
         include_usage=isinstance(stream_options, dict)
         and stream_options.get("include_usage") is True,
+        request=request,
     )

@@ -35,7 +35,8 @@ class Reply:
     # Streaming only: after this many SSE events have been sent, do fail_mode instead of
     # the rest. At or beyond the event count, every event is sent and then the fault.
     fail_after_events: int | None = None
-    fail_mode: Literal["disconnect", "error_event", "garbage"] = "disconnect"
+    # "response_failed": Responses only, a response.failed event.
+    fail_mode: Literal["disconnect", "error_event", "garbage", "response_failed"] = "disconnect"
     # Streaming only: after this many SSE events, send nothing more until the client
     # goes away (or pause_seconds pass, then the rest): a provider still generating.
     # ScriptedUpstream.wait_for_pause() returns once the events before it are sent.
@@ -44,6 +45,10 @@ class Reply:
     # OpenAI streaming only: False plays a provider that ignores
     # stream_options.include_usage and never sends the usage chunk.
     usage_chunk: bool = True
+    # Responses only: a reasoning item (its summary text) ahead of the answer, and
+    # output items sent as they are (a web_search_call...), after it and before the text.
+    reasoning: str = ""
+    output_items: list[dict[str, Any]] = field(default_factory=list)
     # Response headers, on a whole answer and on a stream (rate limits, request ids...).
     headers: dict[str, str] = field(default_factory=dict)
     # Whole answers only: gzip the body and say so in content-encoding, as providers do

@@ -502,13 +502,15 @@ class Gateway:
             error = exc if isinstance(exc, MemvaultError) else _malformed(exc)
             ex.status, ex.outcome = _failure_status(error)
             message = self.upstream.redact.text(error.message)
-            yield ex.api.stream_error(error.type, error.code, message)
+            for data in translator.error(ex.api, error.type, error.code, message):
+                yield data
         except BaseException as exc:
             ex.status, ex.outcome = _failure_status(exc)
             if not isinstance(exc, Exception):
                 raise  # cancelled, or the generator closed: nothing more can be sent
             error = _internal_error(exc)
-            yield ex.api.stream_error(error.type, error.code, error.message)
+            for data in translator.error(ex.api, error.type, error.code, error.message):
+                yield data
         finally:
             with anyio.CancelScope(shield=True):
                 if meter is not None:

@@ -254,14 +254,14 @@ class UpstreamClient:
     def _request_parts(
         self, api: ApiFormat, body: dict[str, Any], client_headers: dict[str, str]
     ) -> tuple[str, bytes | io.BytesIO, dict[str, str], str | None]:
-        upstream = self.upstreams[api.name]
+        upstream = self.upstreams[api.provider]
         data = encode_request(body)
         return (
             upstream.base_url + api.upstream_path,
             # aiohttp writes a large body from a file object in pieces, between which the
             # event loop serves other requests (and warns about a large bytes body).
             io.BytesIO(data) if len(data) > LARGE_BODY_BYTES else data,
-            api.upstream_headers(client_headers, self.credential(api.name)),
+            api.upstream_headers(client_headers, self.credential(api.provider)),
             upstream.proxy,
         )
 
@@ -278,8 +278,8 @@ class UpstreamClient:
         return Answer(raw, _answer_json(raw), relayed_headers(response_headers))
 
     async def models(self, api: ApiFormat, client_headers: dict[str, str]) -> Answer | ClientError:
-        upstream = self.upstreams[api.name]
-        headers = api.upstream_headers(client_headers, self.credential(api.name))
+        upstream = self.upstreams[api.provider]
+        headers = api.upstream_headers(client_headers, self.credential(api.provider))
         headers.pop("content-type", None)
         status, raw, response_headers = await self._fetch(
             "GET", upstream.base_url + api.models_path, headers, upstream.proxy

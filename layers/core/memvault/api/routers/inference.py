@@ -1,4 +1,4 @@
-"""The inference routes: /v1/chat/completions, /v1/messages and /v1/models.
+"""The inference routes: /v1/chat/completions, /v1/responses, /v1/messages and /v1/models.
 
 Thin: take the key and the body, hand them to the gateway, which checks the key before it
 parses the body.
@@ -22,6 +22,7 @@ from memvault.gateway.engine import Gateway
 from memvault.gateway.formats.anthropic import AnthropicMessages
 from memvault.gateway.formats.base import ApiFormat
 from memvault.gateway.formats.openai import OpenAIChat
+from memvault.gateway.formats.responses import OpenAIResponses
 from memvault.gateway.upstream import Timer
 from memvault.http_edge import presented_secret, read_body
 
@@ -35,6 +36,7 @@ ERROR_FORMAT_STATE = "error_format"
 
 OPENAI = OpenAIChat()
 ANTHROPIC = AnthropicMessages()
+RESPONSES = OpenAIResponses()
 
 router = APIRouter(tags=["inference"])
 
@@ -86,6 +88,11 @@ async def chat_completions(request: Request) -> Response:
 @router.post("/v1/messages", summary="Anthropic Messages, with memory")
 async def messages(request: Request) -> Response:
     return await _infer(request, ANTHROPIC, allow_x_api_key=True)
+
+
+@router.post("/v1/responses", summary="OpenAI Responses, with memory")
+async def responses(request: Request) -> Response:
+    return await _infer(request, RESPONSES, allow_x_api_key=False)
 
 
 @router.get("/v1/models", summary="The upstream's models (Anthropic's list with anthropic-version)")

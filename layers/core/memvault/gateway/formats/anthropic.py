@@ -66,6 +66,7 @@ def _usage(raw: object) -> Usage:
 
 class AnthropicMessages(ApiFormat):
     name = "anthropic"
+    provider = "anthropic"
     upstream_path = "/v1/messages"
     models_path = "/v1/models"
     error_types = ERROR_TYPES

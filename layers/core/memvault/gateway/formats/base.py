@@ -1,8 +1,8 @@
 """What every API format adapter provides, and the shapes the tool-round engine works on.
 
 The engine (``memvault.gateway.engine``) never looks inside a request or response: it
-asks the format. Each format (OpenAI Chat Completions, Anthropic Messages) implements
-``ApiFormat`` once, for both directions:
+asks the format. Each format (OpenAI Chat Completions and Responses, Anthropic Messages)
+implements ``ApiFormat`` once, for both directions:
 
 - requests: find the last user message, put the recall block ahead of it, add the memory
   tools and the system note, continue a conversation with tool results;
@@ -234,11 +234,18 @@ class StreamTranslator(ABC):
     @abstractmethod
     def finish(self, usage: Usage, *, dropped_memory_calls: bool) -> list[bytes]: ...
 
+    def error(self, api: ApiFormat, type_: str, code: str, message: str) -> list[bytes]:
+        """The client stream's error events once rounds began (the format's by default;
+        a format whose events are numbered numbers them on)."""
+        return [api.stream_error(type_, code, message)]
+
 
 class ApiFormat(ABC):
     """One API format, both directions (see the module docstring)."""
 
     name: str
+    # The upstream it is sent to (its base URL and credential): "openai" or "anthropic".
+    provider: str
     upstream_path: str  # appended to the upstream base URL
     models_path: str
     # The body fields that bound the answer's output (the reservation's allowance).
@@ -268,6 +275,16 @@ class ApiFormat(ABC):
                     f"'{name}' is at most {MAX_OUTPUT_TOKENS} (no model writes more)",
                     code="invalid_max_tokens",
                 )
+        self.validate_conversation(body)
+        tools = body.get("tools")
+        if tools is not None and not isinstance(tools, list):
+            raise InvalidInput("'tools' must be a list", code="invalid_tools")
+        if "stream" in body and not isinstance(body["stream"], bool):
+            raise InvalidInput("'stream' must be true or false", code="invalid_stream")
+        self.validate_format(body)
+
+    def validate_conversation(self, body: Json) -> None:
+        """The conversation: a non-empty ``messages`` list of objects (both chat formats)."""
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise InvalidInput(
@@ -275,12 +292,6 @@ class ApiFormat(ABC):
             )
         if any(not isinstance(m, dict) for m in messages):
             raise InvalidInput("every message must be a JSON object", code="invalid_messages")
-        tools = body.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            raise InvalidInput("'tools' must be a list", code="invalid_tools")
-        if "stream" in body and not isinstance(body["stream"], bool):
-            raise InvalidInput("'stream' must be true or false", code="invalid_stream")
-        self.validate_format(body)
 
     def validate_format(self, body: Json) -> None:  # noqa: B027 - a hook, empty by default
         """Checks only one format needs (none by default)."""

@@ -68,6 +68,7 @@ PARAM_BY_CODE: Final = {
 
 class OpenAIChat(ApiFormat):
     name = "openai"
+    provider = "openai"
     upstream_path = "/chat/completions"
     models_path = "/models"
     output_fields = ("max_completion_tokens", "max_tokens")
