@@ -25,6 +25,13 @@ from tests.gateway.conftest import (
     wait_for_usage,
 )
 from tests.gateway.protocol_helpers import parse_sse
+from tests.gateway.test_memory_profiles import (
+    FACTS_OPEN,
+    STABLE_OPEN,
+    memory,
+    org_of,
+    plain_key,
+)
 from tests.support.servers import LiveServer
 from tests.support.upstream import Fault, Reply, ScriptedUpstream, ToolCall
 
@@ -458,3 +465,37 @@ def test_a_dropped_stream_is_billed_what_memvault_received(
     assert record.outcome == "client_disconnected" and record.estimated
     assert record.input_tokens > 50 and record.output_tokens >= 5 + 20
     assert sqlite_gateway.services.billing.balance("local").held_micros == 0
+
+
+# ---------------------------------------------------------------------------- memory profiles
+def test_memory_profiles_go_first_in_instructions_and_facts_next_to_the_input(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    me = org_of(gateway).member.caller
+    memory(
+        gateway,
+        me,
+        "user-1",
+        ("guardrail", "Never recommend chocolate for dogs.", None),
+        ("fact", "The user's dog Pixel is allergic to chicken.", None),
+    )
+    key = plain_key(gateway, me)
+    client = openai_client(gateway, key)
+    for input_ in [
+        "What should Pixel eat?",
+        [{"role": "user", "content": "What should Pixel eat?"}],
+    ]:
+        answer = client.responses.with_raw_response.create(
+            model=MODEL,
+            input=input_,
+            instructions="Be terse.",
+            extra_headers={"x-mem-id": "user-1"},
+        )
+        assert answer.headers["x-memory-applied"] == "user-1"
+    first, second = sent(upstream), sent(upstream, 1)
+    assert first["instructions"] == second["instructions"]  # byte-stable
+    block, _, own = first["instructions"].partition("</memory>\n\n")
+    assert block.startswith(STABLE_OPEN) and "chocolate" in block and own == "Be terse."
+    assert first["input"].startswith(FACTS_OPEN) and "allergic to chicken" in first["input"]
+    assert first["input"].endswith("\n\nWhat should Pixel eat?")
+    assert second["input"][0]["content"] == first["input"]
