@@ -91,6 +91,16 @@ def benign(name: str, samples: Sequence[Sample], show_misses: bool) -> None:
             print(f"      FP {s.id} [{v.rule}] {v.reason}")
 
 
+def pooled(sets: dict[str, list[Sample]], label: str) -> None:
+    """Every held-out set together (the project's own text, tuned on or not)."""
+    held = [s for name, samples in sets.items() if name.startswith("held-out") for s in samples]
+    if len({name for name in sets if name.startswith("held-out")}) < 2:
+        return
+    refused = sum(not verdict(s).allowed for s in held)
+    share = pct(refused, len(held))
+    print(f"  {'held-out pooled':<22} {label} {refused:4d}/{len(held):<4d} {share}")
+
+
 def cost(name: str, samples: Sequence[Sample], passes: int = 5) -> None:
     size = sum(len(s.text.encode("utf-8")) for s in samples)
     if not size:
@@ -151,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sets",
-        choices=("all", "dev", "heldout", "heldout4"),
+        choices=("all", "dev", "heldout", "heldout4", "heldout5"),
         default="all",
         help="which sets to report",
     )
@@ -180,13 +190,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         # the newest held-out set: committed (6b44669) before the screen first read it
         attack_sets["held-out 4 attacks"] = corpora.load("heldout4_attacks")
         benign_sets["held-out 4 benign"] = corpora.load("heldout4_benign")
+    if args.sets in ("all", "heldout", "heldout5"):
+        # the newest held-out set: committed (193d450) before the screen first read it
+        attack_sets["held-out 5 attacks"] = corpora.load("heldout5_attacks")
+        benign_sets["held-out 5 benign"] = corpora.load("heldout5_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
         attacks(name, samples, args.show_misses)
+    pooled(attack_sets, "attacks refused")
     print("\nBenign refusals (false-positive rate; target <= 1% on sets not tuned on)")
     for name, samples in benign_sets.items():
         benign(name, samples, args.show_misses)
+    pooled(benign_sets, "benign refused ")
     if args.no_cost:
         return
     print("\nCost (best of 5 passes; CPU time of this process, one thread)")
