@@ -182,7 +182,7 @@ export function App() {
         {page === "search" && <SearchPage />}
         {page === "import" && <TransferPage />}
         {page === "keys" && <KeysPage />}
-        {page === "memories" && <MemoriesPage />}
+        {page === "memories" && <MemoriesPage memory={rest.length ? rest.join("/") : null} />}
         {page === "members" && <MembersPage />}
         {page === "usage" && <UsagePage />}
         {page === "balance" && <BalancePage />}

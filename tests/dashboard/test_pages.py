@@ -360,10 +360,3 @@ def test_password_sign_in_and_what_each_role_sees(tab: Page) -> None:
     page.get_by_role("combobox", name="Role of Mia").wait_for()
     tab.screenshot("members")
     assert tab.axe() == []
-
-
-@needs_sessions
-def test_memory_profiles_page_says_what_this_server_lacks(tab: Page) -> None:
-    tab.sign_in_with_key()
-    tab.goto("/dashboard/memories")
-    tab.page.get_by_text("does not offer memory profiles yet").wait_for()

@@ -23,6 +23,8 @@ export interface Note extends NoteSummary {
   frontmatter: Record<string, unknown>;
   frontmatter_error: string | null;
   links: Link[];
+  /** Whether the note is searchable by meaning yet (servers with vector search). */
+  vector_status?: "indexed" | "pending" | "off";
 }
 
 export interface WriteOut {
@@ -56,10 +58,15 @@ export interface SearchHit {
   score: number;
   snippet: string;
   updated_at: string;
+  /** Semantic and hybrid hits: the passage that matched best (offset in the markdown). */
+  chunk?: { heading: string; offset: number; length: number } | null;
 }
 
 export interface SearchOut {
   query: string;
+  /** The mode that ran, and why it is not the one asked for. */
+  mode?: "keyword" | "semantic" | "hybrid";
+  fallback?: string | null;
   results: SearchHit[];
 }
 
@@ -103,8 +110,14 @@ export interface UsageRow {
   injected_tokens: number;
   cost_micros: number;
   cost_usd: string;
-  // Later issues add these; shown when the server sends them.
+  /** memvault's own estimate of what it added, by source (recall, profile). */
+  injected_tokens_est?: Record<string, number>;
+  /** Memory profiles' fact-search embeddings: calls and cost_micros. */
+  memory_search_embed?: { calls: number; cost_micros: number };
+  /** Usage records of embedding calls (api_format "embeddings"). */
   embedding_calls?: number;
+  embedding_cost_micros?: number;
+  // A later issue adds this; shown when the server sends it.
   cache_hits?: number;
   [extra: string]: unknown;
 }
@@ -121,4 +134,43 @@ export interface Balance {
   balance_micros: number | null;
   balance_usd: string | null;
   held_micros: number;
+}
+
+export type ItemType = "guardrail" | "preference" | "fact";
+
+export interface Memory {
+  id: string;
+  slug: string;
+  name: string;
+  description: string;
+  owner_member_id: string;
+  owner: string | null;
+  /** The caller's own keys can attach it: it is the caller's (x-mem-id resolves only those). */
+  attachable: boolean;
+  active: boolean;
+  retention_days: number | null;
+  item_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MemoryItem {
+  id: string;
+  item_type: ItemType;
+  text: string;
+  key: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  embedded: boolean;
+}
+
+export interface MemoryDetail extends Memory {
+  items: MemoryItem[];
+  item_counts: Record<string, number>;
+}
+
+export interface MemoryList {
+  memories: Memory[];
+  next_cursor: string | null;
 }

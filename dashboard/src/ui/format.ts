@@ -35,3 +35,9 @@ export function usd(micros: number | null | undefined): string {
     maximumFractionDigits: Math.abs(dollars) < 1 ? 4 : 2,
   });
 }
+
+/** A time the API sends as seconds since the epoch (memory profiles). */
+export function whenEpoch(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return "";
+  return new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
