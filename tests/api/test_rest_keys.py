@@ -28,6 +28,8 @@ KEY_FIELDS = {
     # gateway settings and spend (tests/api/test_billing_api.py covers them)
     "recall_notes",
     "recall_tokens",
+    "cache",
+    "cache_ttl_seconds",
     "spend_cap_micros",
     "memory_tokens",
     "recall_mode",
@@ -435,3 +437,21 @@ def test_a_revoked_keys_toggles_cannot_change(admin: httpx.Client) -> None:
     admin.delete(f"/v1/keys/{key['id']}")
     r = admin.patch(f"/v1/keys/{key['id']}", json={"recall": True})
     assert r.status_code == 409 and r.json()["error"]["code"] == "key_revoked"
+
+
+def test_a_keys_response_cache_is_off_until_turned_on(admin: httpx.Client) -> None:
+    made = admin.post("/v1/keys", json={"name": "cached", "cache": True})
+    assert made.status_code in (200, 201), made.text
+    body = made.json()
+    assert (body["cache"], body["cache_ttl_seconds"]) == (True, 3600)
+    key_id = body["id"]
+    plain = admin.post("/v1/keys", json={"name": "plain"}).json()
+    assert (plain["cache"], plain["cache_ttl_seconds"]) == (False, None)
+    changed = admin.patch(f"/v1/keys/{key_id}", json={"cache_ttl_seconds": 60}).json()
+    assert (changed["cache"], changed["cache_ttl_seconds"]) == (True, 60)
+    off = admin.patch(f"/v1/keys/{key_id}", json={"cache": False}).json()
+    assert (off["cache"], off["cache_ttl_seconds"]) == (False, None)
+    refused = admin.patch(f"/v1/keys/{key_id}", json={"cache_ttl_seconds": 0})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_input"
+    assert "cache_ttl_seconds" in refused.json()["error"]["message"]

@@ -247,6 +247,9 @@ RecallNotes = Annotated[
 RecallTokens = Annotated[
     int, Field(ge=100, le=32_000, description="Token budget of the recall block.")
 ]
+CacheTtl = Annotated[
+    int, Field(ge=1, le=7 * 24 * 3600, description="Seconds a cached answer is kept.")
+]
 SpendCap = Annotated[
     int,
     Field(ge=0, le=MAX_LIMIT_VALUE, description="Most the key may spend, micro-USD (null: none)."),
@@ -266,6 +269,8 @@ class TogglesIn(BaseModel):
     memory_tokens: RecallTokens | None = None
     # "default" goes back to the vault's default mode; leaving it out keeps the key's.
     recall_mode: Literal["keyword", "semantic", "hybrid", "default"] | None = None
+    cache: bool | None = None  # the response cache on or off (leaving it out keeps it)
+    cache_ttl_seconds: CacheTtl | None = None
 
 
 class KeyCreateIn(BaseModel):
@@ -289,6 +294,10 @@ class KeyCreateIn(BaseModel):
     recall_mode: Literal["keyword", "semantic", "hybrid"] | None = Field(
         default=None, description="Recall's search mode; null: the vault's default."
     )
+    cache: bool = Field(
+        default=False, description="Answer repeated requests from the response cache."
+    )
+    cache_ttl_seconds: CacheTtl = 3600
 
 
 class KeyOut(BaseModel):
@@ -307,6 +316,10 @@ class KeyOut(BaseModel):
     memory_tokens: int = Field(description="The memory profile block's token budget.")
     recall_mode: str | None = Field(
         default=None, description="Recall's search mode; null: the vault's default."
+    )
+    cache: bool = Field(default=False, description="Whether the response cache is on.")
+    cache_ttl_seconds: int | None = Field(
+        default=None, description="Seconds a cached answer is kept (null: cache off)."
     )
     spent_micros: int = Field(description="What the key has spent (settled), micro-USD.")
     member_id: str | None = Field(description="The member the key belongs to.")
@@ -330,6 +343,8 @@ class KeyOut(BaseModel):
             spend_cap_micros=key.spend_cap_micros,
             memory_tokens=key.memory_tokens,
             recall_mode=key.recall_mode,
+            cache=key.cache_ttl_seconds is not None,
+            cache_ttl_seconds=key.cache_ttl_seconds,
             spent_micros=spent_micros,
             member_id=key.member_id,
             owner=owner,
@@ -384,6 +399,11 @@ class UsageDayOut(BaseModel):
         description="The fact-search embedding calls of memory profiles: calls and"
         " cost_micros (included in cost_micros)."
     )
+    cache: dict[str, int] = Field(
+        default_factory=dict,
+        description="Requests answered from the response cache (hits) and the upstream"
+        " tokens they saved (saved_tokens); a hit costs nothing.",
+    )
     cost_micros: int
     cost_usd: str
 
@@ -407,6 +427,7 @@ class UsageDayOut(BaseModel):
                 "calls": row.search_embed_calls,
                 "cost_micros": row.search_embed_micros,
             },
+            cache={"hits": row.cache_hits, "saved_tokens": row.cache_saved_tokens},
             cost_micros=row.cost_micros,
             cost_usd=usd(row.cost_micros),
         )

@@ -59,6 +59,7 @@ class ApiKey:
     spend_cap_micros: int | None = None  # None: no cap
     memory_tokens: int = 1500  # the memory profile block's budget (x-mem-id)
     recall_mode: str | None = None  # recall's search mode; None: the vault's default
+    cache_ttl_seconds: int | None = None  # the response cache: None off, else its TTL
     # The member the key belongs to (None only for a key stored before members existed,
     # until the upgrade gives it to its organisation's first owner).
     member_id: str | None = None
@@ -79,6 +80,7 @@ class ApiKey:
             spend_cap_micros=self.spend_cap_micros,
             memory_tokens=self.memory_tokens,
             recall_mode=self.recall_mode,
+            cache_ttl_seconds=self.cache_ttl_seconds,
         )
 
 
@@ -94,6 +96,10 @@ class KeySettings:
     # Recall's search mode for this key: keyword, semantic, hybrid, or None for the vault's
     # default (MEMVAULT_SEARCH_MODE; hybrid when vectors are on).
     recall_mode: str | None = None
+    # The gateway's response cache for this key (domain.response_cache): None, off (the
+    # default; ``x-cache: on`` still asks per request, with the default TTL); else on,
+    # each answer kept this many seconds, 1..604800.
+    cache_ttl_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,16 +328,15 @@ class UsageRecord:
     injected_profile_tokens: int = 0
     search_embed_calls: int = 0
     search_embed_micros: int = 0
+    # A request answered from the response cache (outcome "cache_hit", nothing sent
+    # upstream, cost 0): what the cached answer cost upstream in tokens, saved.
+    cache_hits: int = 0
+    cache_saved_tokens: int = 0
 
     @property
     def attribution(self) -> dict[str, int]:
         """The attribution fields as one mapping (how the ledgers store them)."""
-        return {
-            "injected_recall_tokens": self.injected_recall_tokens,
-            "injected_profile_tokens": self.injected_profile_tokens,
-            "search_embed_calls": self.search_embed_calls,
-            "search_embed_micros": self.search_embed_micros,
-        }
+        return {name: getattr(self, name) for name in ATTRIBUTION_FIELDS}
 
     @property
     def day(self) -> str:
@@ -357,6 +362,8 @@ class UsageDay:
     injected_profile_tokens: int = 0
     search_embed_calls: int = 0
     search_embed_micros: int = 0
+    cache_hits: int = 0
+    cache_saved_tokens: int = 0
 
 
 ATTRIBUTION_FIELDS = (
@@ -364,6 +371,8 @@ ATTRIBUTION_FIELDS = (
     "injected_profile_tokens",
     "search_embed_calls",
     "search_embed_micros",
+    "cache_hits",
+    "cache_saved_tokens",
 )
 
 

@@ -33,7 +33,10 @@ from memvault import spans
 from memvault.container import Services
 from memvault.domain.models import ApiKey, Reservation, UsageRecord
 from memvault.domain.pricing import MAX_MICROS, ModelPrice, cost_micros, reservation_micros
+from memvault.domain.response_cache import CACHE_HEADER, CachedAnswer, CacheOutcome
 from memvault.errors import MemvaultError, UpstreamFailed, status_for
+from memvault.gateway import caching
+from memvault.gateway.caching import CacheStep
 from memvault.gateway.formats.base import (
     ApiFormat,
     Json,
@@ -115,6 +118,11 @@ class Exchange:
     outcome: str = "ok"
     closed: bool = False
     profile: ProfileStep | None = None  # what x-mem-id attached (None: no header)
+    cache: CacheStep | None = None  # the response cache (None: not asked for)
+    # A cache miss's answer as sent (whole, or the stream's chunks so far), kept by
+    # _close when the request ended well.
+    cache_sent: list[bytes] = field(default_factory=list)
+    cache_type: str = "application/json"
 
     @property
     def model(self) -> str:
@@ -131,7 +139,15 @@ class Exchange:
             headers[NOTICE_HEADER] = "; ".join(self.plan.notices)
         if self.profile is not None:  # always, when x-mem-id was sent (even empty)
             headers[APPLIED_HEADER] = self.profile.applied_header
+        if self.cache is not None:
+            headers[CACHE_HEADER] = self.cache.outcome.value
         return headers
+
+    @property
+    def memory_attached(self) -> bool:
+        """Recall injected notes, memory tools are offered, or x-mem-id was sent: the
+        same text can mean another prompt as memory changes (no response cache)."""
+        return self.plan.recalled > 0 or self.plan.tools_on or self.profile is not None
 
     @property
     def injected(self) -> int:
@@ -190,8 +206,16 @@ class Gateway:
             raise
         except Exception as exc:
             raise _internal_error(exc) from exc
+        if exchange.cache is not None and exchange.cache.hit is not None:
+            return self._cached(exchange, exchange.cache.hit)
         if exchange.plan.body.get("stream") is True:
-            return await self._stream(exchange)
+            response = await self._stream(exchange)
+            if _caching_miss(exchange) and isinstance(response, StreamingResponse):
+                exchange.cache_type = SSE
+                response.body_iterator = caching.recording(
+                    response.body_iterator, exchange.cache_sent
+                )
+            return response
         try:
             response = await self._complete(exchange)
         except BaseException as exc:
@@ -204,8 +228,38 @@ class Gateway:
             raise
         # Settling and the usage record happen once the answer is sent: the client does
         # not wait for the bookkeeping.
+        if _caching_miss(exchange) and response.status_code == 200:
+            exchange.cache_sent.append(bytes(response.body))
         response.background = BackgroundTask(self._close, exchange)
         return response
+
+    def _cached(self, ex: Exchange, answer: CachedAnswer) -> Response:
+        """A cache hit: the answer as it was first sent, nothing sent upstream; the hold
+        is released and the record says what was saved."""
+        ex.outcome = "cache_hit"
+        response = caching.replay(answer, ex.headers())
+        response.background = BackgroundTask(self._close, ex)
+        return response
+
+    def _keep(self, ex: Exchange) -> None:
+        """Store a miss's answer, once it came back whole and good (before the usage
+        record, so a client that has seen its record finds the answer cached). Its TTL
+        counts from when it was asked."""
+        if not _caching_miss(ex) or ex.status != 200 or ex.outcome != "ok":
+            return
+        assert ex.cache is not None
+        caching.store(
+            self.services,
+            ex.key,
+            ex.cache,
+            b"".join(ex.cache_sent),
+            ex.cache_type,
+            model=ex.model,
+            input_tokens=ex.usage.input_tokens,
+            output_tokens=ex.usage.output_tokens,
+            cost_micros=cost_micros(ex.price, ex.usage.input_tokens, ex.usage.output_tokens),
+            now=ex.started_at,
+        )
 
     async def aclose(self) -> None:
         """Close the upstream client and let the worker thread end; both start again on
@@ -247,7 +301,17 @@ class Gateway:
         timer: Timer,
     ) -> Exchange:
         try:
-            return self._assemble(api, authenticate, raw_body, headers, timer)
+            exchange = self._assemble(api, authenticate, raw_body, headers, timer)
+            exchange.cache = caching.decide(
+                self.services,
+                exchange.key,
+                api.name,
+                raw_body,
+                headers,
+                memory_attached=exchange.memory_attached,
+                now=self.services.billing.clock(),
+            )
+            return exchange
         except MemvaultError as exc:
             # x-memory-applied is sent whenever x-mem-id was, refusals included: empty
             # when the request was refused before any memory was attached.
@@ -533,6 +597,9 @@ class Gateway:
         if ex.closed:
             return
         ex.closed = True
+        if ex.cache_sent:
+            await self.worker.run(self._keep, ex)
+        hit = ex.cache.hit if ex.cache is not None else None
         embed_calls = ex.profile.embed_calls if ex.profile else 0
         embed_micros = ex.profile.embed_cost_micros if ex.profile else 0
         cost = cost_micros(ex.price, ex.usage.input_tokens, ex.usage.output_tokens)
@@ -560,6 +627,8 @@ class Gateway:
             injected_profile_tokens=ex.profile.tokens if ex.profile else 0,
             search_embed_calls=embed_calls,
             search_embed_micros=embed_micros,
+            cache_hits=1 if hit is not None else 0,
+            cache_saved_tokens=hit.input_tokens + hit.output_tokens if hit is not None else 0,
         )
         billing = self.services.billing
         await self.worker.run(_settle_and_record, billing, ex.reservation, cost, record)
@@ -623,3 +692,10 @@ def _failure_status(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, asyncio.CancelledError | GeneratorExit):
         return 499, "client_disconnected"
     return 500, "internal_error"
+
+
+SSE = "text/event-stream"
+
+
+def _caching_miss(ex: Exchange) -> bool:
+    return ex.cache is not None and ex.cache.outcome is CacheOutcome.MISS

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from memvault.domain.identity import FOUNDER_NAME, Member, Role, founder_id
 from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
+from memvault.domain.response_cache import MAX_TTL_SECONDS, MIN_TTL_SECONDS
 from memvault.errors import Conflict, InvalidInput, NotFound, Unauthenticated
 from memvault.ports import AccountDirectory
 
@@ -52,6 +53,12 @@ def check_key_settings(settings: KeySettings) -> KeySettings:
     if not low <= settings.memory_tokens <= high:
         raise InvalidInput(
             f"memory_tokens must be between {low} and {high}", code="invalid_key_settings"
+        )
+    ttl = settings.cache_ttl_seconds
+    if ttl is not None and not MIN_TTL_SECONDS <= ttl <= MAX_TTL_SECONDS:
+        raise InvalidInput(
+            f"cache_ttl_seconds must be between {MIN_TTL_SECONDS} and {MAX_TTL_SECONDS}",
+            code="invalid_key_settings",
         )
     if settings.recall_mode not in RECALL_MODES:
         raise InvalidInput(
@@ -198,6 +205,7 @@ class AccountService:
             spend_cap_micros=settings.spend_cap_micros,
             memory_tokens=settings.memory_tokens,
             recall_mode=settings.recall_mode,
+            cache_ttl_seconds=settings.cache_ttl_seconds,
             member_id=member_id,
             vault=vault,
         )

@@ -65,6 +65,8 @@ def _add(row: UsageDay, record: UsageRecord) -> UsageDay:
         injected_profile_tokens=row.injected_profile_tokens + record.injected_profile_tokens,
         search_embed_calls=row.search_embed_calls + record.search_embed_calls,
         search_embed_micros=row.search_embed_micros + record.search_embed_micros,
+        cache_hits=row.cache_hits + record.cache_hits,
+        cache_saved_tokens=row.cache_saved_tokens + record.cache_saved_tokens,
     )
 
 

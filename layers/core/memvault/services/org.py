@@ -41,6 +41,8 @@ def _sum(rows: list[UsageDay]) -> UsageDay:
             injected_profile_tokens=totals.injected_profile_tokens + row.injected_profile_tokens,
             search_embed_calls=totals.search_embed_calls + row.search_embed_calls,
             search_embed_micros=totals.search_embed_micros + row.search_embed_micros,
+            cache_hits=totals.cache_hits + row.cache_hits,
+            cache_saved_tokens=totals.cache_saved_tokens + row.cache_saved_tokens,
         )
     return totals
 

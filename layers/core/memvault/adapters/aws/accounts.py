@@ -48,6 +48,7 @@ def _key_record(item: Item) -> ApiKey:
         recall_tokens=item.get("recall_tokens", _KEY_DEFAULTS.recall_tokens),
         memory_tokens=item.get("memory_tokens", _KEY_DEFAULTS.memory_tokens),
         recall_mode=item.get("recall_mode"),
+        cache_ttl_seconds=item.get("cache_ttl_seconds"),
         spend_cap_micros=item.get("spend_cap_micros"),
         # Keys written before members existed have no owner until the upgrade, and are
         # bound to their account's vault.
@@ -138,6 +139,7 @@ class DynamoKeyStore(DynamoParts):
             "recall_tokens": key.recall_tokens,
             "memory_tokens": key.memory_tokens,
             "recall_mode": key.recall_mode,  # None is left out (the vault's default)
+            "cache_ttl_seconds": key.cache_ttl_seconds,  # None is left out (off)
             "spend_cap_micros": key.spend_cap_micros,  # None is left out (no cap)
             "member_id": key.member_id,
             "vault": key.vault,
@@ -248,5 +250,6 @@ class DynamoKeyStore(DynamoParts):
                 spend_cap_micros=settings.spend_cap_micros,
                 memory_tokens=settings.memory_tokens,
                 recall_mode=settings.recall_mode,
+                cache_ttl_seconds=settings.cache_ttl_seconds,
             )
         return updated

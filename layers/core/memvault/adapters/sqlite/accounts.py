@@ -36,6 +36,7 @@ def _key(row: sqlite3.Row) -> ApiKey:
         spend_cap_micros=row["spend_cap_micros"],
         memory_tokens=row["memory_tokens"],
         recall_mode=row["recall_mode"],
+        cache_ttl_seconds=row["cache_ttl_seconds"],
         member_id=row["member_id"],
         vault=bool(row["vault"]),
         owner_active=bool(row["owner_active"]),
@@ -93,8 +94,8 @@ class SqliteKeyStore(SqliteParts):
             conn.execute(
                 "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, recall, tools, mcp,"
                 " admin, created_at, revoked_at, recall_notes, recall_tokens, spend_cap_micros,"
-                " member_id, vault, memory_tokens, recall_mode)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " member_id, vault, memory_tokens, recall_mode, cache_ttl_seconds)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key.id,
                     key.account_id,
@@ -114,6 +115,7 @@ class SqliteKeyStore(SqliteParts):
                     int(key.vault),
                     key.memory_tokens,
                     key.recall_mode,
+                    key.cache_ttl_seconds,
                 ),
             )
 
@@ -150,13 +152,15 @@ class SqliteKeyStore(SqliteParts):
             if settings is not None:
                 conn.execute(
                     "UPDATE api_keys SET recall_notes = ?, recall_tokens = ?, spend_cap_micros = ?,"
-                    " memory_tokens = ?, recall_mode = ? WHERE account_id = ? AND id = ?",
+                    " memory_tokens = ?, recall_mode = ?, cache_ttl_seconds = ?"
+                    " WHERE account_id = ? AND id = ?",
                     (
                         settings.recall_notes,
                         settings.recall_tokens,
                         settings.spend_cap_micros,
                         settings.memory_tokens,
                         settings.recall_mode,
+                        settings.cache_ttl_seconds,
                         account_id,
                         key_id,
                     ),

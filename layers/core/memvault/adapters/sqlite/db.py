@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
     recall_tokens INTEGER NOT NULL DEFAULT 2000,
     memory_tokens INTEGER NOT NULL DEFAULT 1500,
     spend_cap_micros INTEGER,
-    recall_mode TEXT
+    recall_mode TEXT,
+    cache_ttl_seconds INTEGER
 );
 CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys(account_id, created_at);
 
@@ -206,6 +207,8 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("api_keys", "memory_tokens", "INTEGER NOT NULL DEFAULT 1500"),
     # A key's recall search mode (NULL: the vault's default; ADR 0027).
     ("api_keys", "recall_mode", "TEXT"),
+    # The key's response cache (None: off).
+    ("api_keys", "cache_ttl_seconds", "INTEGER"),
 ]
 
 

@@ -9,6 +9,7 @@ from memvault.api import schemas
 from memvault.api.deps import ActorDep, KeyId, ManagerDep, ServicesDep, VaultRoute
 from memvault.container import Services
 from memvault.domain.models import ApiKey, KeySettings, Limits, Toggles
+from memvault.domain.response_cache import DEFAULT_TTL_SECONDS
 
 router = APIRouter(prefix="/v1", tags=["keys and account"], route_class=VaultRoute)
 
@@ -46,6 +47,7 @@ def create_key(
             spend_cap_micros=body.spend_cap_micros,
             memory_tokens=body.memory_tokens,
             recall_mode=body.recall_mode,
+            cache_ttl_seconds=body.cache_ttl_seconds if body.cache else None,
         ),
         vault=body.vault,
     )
@@ -79,6 +81,7 @@ def update_key(
         spend_cap_micros=(
             body.spend_cap_micros if "spend_cap_micros" in sent else current.spend_cap_micros
         ),
+        cache_ttl_seconds=_cache_ttl(current.cache_ttl_seconds, body.cache, body.cache_ttl_seconds),
     )
     updated = svc.keys.update_key(
         who,
@@ -87,6 +90,16 @@ def update_key(
         settings=settings if settings != current.settings else None,
     )
     return key_out(svc, updated)
+
+
+def _cache_ttl(current: int | None, cache: bool | None, ttl: int | None) -> int | None:
+    """The key's cache TTL after a patch: ``cache`` turns it on (with ``ttl``, else the one
+    it had, else the default) or off; a ``ttl`` alone changes it when on, or turns it on."""
+    if cache is False:
+        return None
+    if cache is None and ttl is None:
+        return current
+    return ttl or current or DEFAULT_TTL_SECONDS
 
 
 @router.delete("/keys/{key_id}", response_model=schemas.KeyOut)
