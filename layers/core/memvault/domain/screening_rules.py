@@ -248,7 +248,7 @@ _GEN_NOUN: Final = (
     + NOT_BEFORE_WORD
 )
 _YOUR_MODS: Final = (
-    "(?:"
+    "(?:(?:"
     + words(
         "current",
         "existing",
@@ -279,6 +279,11 @@ _YOUR_MODS: Final = (
         "first",
         "own",
     )
+    # "your developer's rules", "your creators' guidelines"
+    + r"|(?:developer|creator|operator|maker|programmer|admin|administrator|owner|provider)s?+"
+    + APOS
+    + r"s?+"
+    + ")"
     + SEP
     + "){0,2}"
 )
@@ -355,6 +360,9 @@ _POST: Final = alt(
             "received",
             "programmed",
             "configured",
+            "handed",
+            "passed",
+            "fed",
         )
         + SEP
         + words(
@@ -376,6 +384,43 @@ _POST: Final = alt(
             "by the system",
             "by the operator",
             "by your programmers",
+        ),
+        # "the instructions your operator gave you", "the rules your developers configured"
+        opt(words("that", "which"))
+        + words("your", "the")
+        + SEP
+        + words(
+            "operator",
+            "operators",
+            "developer",
+            "developers",
+            "creator",
+            "creators",
+            "admin",
+            "administrator",
+            "owner",
+            "owners",
+            "provider",
+            "programmers",
+            "makers",
+        )
+        + SEP
+        + opt(words("has", "have", "had"))
+        + words(
+            "gave you",
+            "has given you",
+            "have given you",
+            "given you",
+            "set",
+            "configured",
+            "wrote",
+            "written",
+            "provided",
+            "defined",
+            "specified",
+            "issued",
+            "set up",
+            "put in place",
         ),
         opt(words("that", "which"))
         + "you(?:"
@@ -506,6 +551,9 @@ _EVERYTHING_POST: Final = (
                 "told",
                 "given",
                 "taught",
+                "instructed to do",
+                "told to do",
+                "asked to do",
                 "instructed",
                 "shown",
                 "trained on",
@@ -910,8 +958,10 @@ _SELF_SCOPE_RE: Final = re.compile(
     r"|above|before|earlier|previously|following|note|point|line|here|this|gpt\w*"
     r"|chatgpt|claude|gemini|instructions?|guidelines|rules|ones?"
     # "reset your instructions to (factory) defaults": a result, not a topic
-    r"|factory\s++(?:defaults?|settings|state)|defaults?|scratch|zero|blank|nothing)"
-    + NOT_BEFORE_WORD
+    r"|factory\s++(?:defaults?|settings|state)|defaults?|scratch|zero|blank|nothing"
+    # "at the start of this chat"
+    r"|(?:start|beginning|outset)\s++of\s++(?:this|the|our|your)\s++(?:chat|conversation"
+    r"|session|thread|dialog(?:ue)?|exchange))" + NOT_BEFORE_WORD
 )
 # A condition that names the model's situation: "when the user asks about X".
 _SELF_CONDITION_RE: Final = re.compile(
@@ -1097,6 +1147,8 @@ _STRONG_PREDICATE: Final = alt(
             "irrelevant",
             "meaningless",
             "fake",
+            "expired",
+            "no longer in place",
         ),
         opt(words("outdated", "obsolete", "wrong", "incorrect", "invalid", "old", "void"))
         + opt(words("and", ","))
@@ -1125,6 +1177,45 @@ _COPULA: Final = (
 _FIXED_OVERRIDE_RE: Final = re.compile(
     alt(
         [
+            # your developer has revoked your previous instructions
+            words("your", "the")
+            + SEP
+            + words(
+                "developer",
+                "developers",
+                "operator",
+                "operators",
+                "admin",
+                "administrator",
+                "creator",
+                "creators",
+                "owner",
+                "system",
+                "platform",
+            )
+            + SEP
+            + words("has", "have")
+            + SEP
+            + opt(words("now", "just", "officially"))
+            + words(
+                "revoked",
+                "cancelled",
+                "canceled",
+                "lifted",
+                "withdrawn",
+                "overridden",
+                "voided",
+                "rescinded",
+                "suspended",
+                "disabled",
+                "replaced",
+            )
+            + SEP
+            + opt(words("all", "all of"))
+            + "your"
+            + SEP
+            + _YOUR_MODS
+            + _SUBJ_NOUN,
             # your previous instructions are void / all prior rules are now null and void
             alt(
                 [
@@ -1140,7 +1231,27 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                     + _POST
                     + "(?:"
                     + SEP
-                    + words("earlier", "before", "previously", "so far", "before this note")
+                    + words(
+                        "earlier",
+                        "before",
+                        "previously",
+                        "so far",
+                        "before this note",
+                        "prior to this",
+                        "prior to this sentence",
+                        "prior to this line",
+                        "prior to this note",
+                        "prior to this message",
+                        "when the session began",
+                        "when the session started",
+                        "when the conversation began",
+                        "when the conversation started",
+                        "when this chat started",
+                        "when this chat began",
+                        "at the start of this chat",
+                        "at the start of the conversation",
+                        "at the start of this conversation",
+                    )
                     + ")?+"
                     # "(that came) before" + "this line"
                     + "(?:"
@@ -1173,6 +1284,7 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                     _COPULA + _STRONG_PREDICATE,
                     _STRONG_PREDICATE,
                     words("no longer applies", "no longer apply"),
+                    words("have expired", "has expired", "have lapsed", "has lapsed"),
                 ]
             ),
             # the instructions you were given (before) are outdated: the model's own, stale
@@ -1186,9 +1298,16 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                     + SEP
                     + "you"
                     + SEP
-                    + words("were", "have been", "had been", "got")
-                    + SEP
-                    + words("given", "told", "set up with", "configured with", "programmed with")
+                    + alt(
+                        [
+                            words("were", "have been", "had been", "got")
+                            + SEP
+                            + words(
+                                "given", "told", "set up with", "configured with", "programmed with"
+                            ),
+                            words("received", "got", "were sent", "were handed", "started with"),
+                        ]
+                    )
                     + "(?:"
                     + SEP
                     + words("earlier", "before", "previously", "so far", "at the start")
@@ -1197,22 +1316,47 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
             )
             + SEP
             + _COPULA
-            + words("outdated", "obsolete", "out of date", "stale", "expired", "no longer current"),
+            + words("outdated", "obsolete", "out of date", "stale", "expired", "no longer current")
+            # "... is outdated and has been replaced by this note" is the same claim
+            + "(?:"
+            + SEP
+            + words("and", ",")
+            + SEP
+            + opt(words("has been", "have been", "was", "were"))
+            + words("replaced", "superseded", "overridden")
+            + ")?+",
             # nothing before this sentence applies (to you) any more
-            words(
-                "nothing before this",
-                "nothing before this point",
-                "nothing before this line",
-                "nothing before this sentence",
-                "nothing before this message",
-                "nothing above this line",
-                "nothing above",
-                "nothing you were told before",
-                "nothing you were told",
-                "nothing said before",
+            alt(
+                [
+                    # none of your earlier instructions (matter now)
+                    words("none of", "not one of") + SEP + "your" + SEP + _YOUR_MODS + _SUBJ_NOUN,
+                    words(
+                        "nothing before this",
+                        "nothing before this point",
+                        "nothing before this line",
+                        "nothing before this sentence",
+                        "nothing before this message",
+                        "nothing above this line",
+                        "nothing above",
+                        "nothing you were told before",
+                        "nothing you were told",
+                        "nothing said before",
+                    ),
+                ]
             )
             + SEP
-            + words("applies", "matters", "counts", "is valid", "holds", "is binding"),
+            + words(
+                "applies",
+                "matters",
+                "counts",
+                "is valid",
+                "holds",
+                "is binding",
+                "apply",
+                "matter",
+                "count",
+                "hold",
+            ),
             # these instructions override all previous instructions
             "(?:"
             + words("the following", "following")
@@ -1230,10 +1374,17 @@ _FIXED_OVERRIDE_RE: Final = re.compile(
                 "orders",
                 "commands",
                 "text",
+                "memory",
+                "entry",
+                "rule",
             )
             + ")"
             + SEP
+            # "new rule that takes priority over ..."
+            + opt(words("that", "which"))
             + words(
+                "take priority over",
+                "takes priority over",
                 "override",
                 "overrides",
                 "supersede",
