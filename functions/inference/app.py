@@ -1,4 +1,5 @@
-"""The inference gateway (/v1/chat/completions, /v1/messages, /v1/models) on Lambda.
+"""The inference gateway (/v1/chat/completions, /v1/responses, /v1/messages,
+/v1/embeddings, /v1/models) on Lambda.
 
 Served by uvicorn behind Lambda Web Adapter (run.sh), not Mangum: Mangum buffers a
 response until it ends, and the gateway's answers are server-sent event streams that

@@ -277,6 +277,24 @@ class UpstreamClient:
             return failure
         return Answer(raw, _answer_json(raw), relayed_headers(response_headers))
 
+    async def embeddings(self, body: dict[str, Any], timer: Timer) -> Answer | ClientError:
+        """A client's embeddings request, sent to the OpenAI-compatible upstream as it
+        came (with memvault's credential): the whole answer, or a 4xx to relay."""
+        upstream = self.upstreams["openai"]
+        headers = {"content-type": "application/json"}
+        credential = self.credential("openai")
+        if credential:
+            headers["authorization"] = f"Bearer {credential}"
+        url = upstream.base_url + "/embeddings"
+        with timer.upstream():
+            status, raw, response_headers = await self._fetch(
+                "POST", url, headers, upstream.proxy, encode_request(body)
+            )
+        failure = _failure(status, raw, response_headers, self.redact)
+        if failure is not None:
+            return failure
+        return Answer(raw, _answer_json(raw), relayed_headers(response_headers))
+
     async def models(self, api: ApiFormat, client_headers: dict[str, str]) -> Answer | ClientError:
         upstream = self.upstreams[api.provider]
         headers = api.upstream_headers(client_headers, self.credential(api.provider))

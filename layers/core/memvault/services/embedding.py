@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from memvault.domain.models import UsageRecord
+from memvault.domain.models import Reservation, UsageRecord
 from memvault.errors import ServiceUnavailable
 from memvault.ports import Embedder, Embeddings
 from memvault.services.billing import BillingService
@@ -83,11 +83,14 @@ class EmbeddingService:
         started: float,
         duration_ms: int,
         counted_as: str | None = None,
+        held: Reservation | None = None,
     ) -> None:
         """One embedding call in usage and, when it cost, on the bill: the key's spend and
-        the balance when a key made it (a zero hold settled at the cost), else the
-        balance alone. ``counted_as`` also counts it in ``memory_calls`` (profile facts).
-        Never raises for the charge: the call has been paid for upstream."""
+        the balance when a key made it (a zero hold settled at the cost, or ``held``, the
+        money the call reserved before it was sent: a client's call through the
+        gateway), else the balance alone. ``counted_as`` also counts it in
+        ``memory_calls`` (profile facts). Never raises for the charge: the call has been
+        paid for upstream."""
         if self.billing is None:
             return
         self.billing.record_usage(
@@ -111,6 +114,9 @@ class EmbeddingService:
                 overhead_ms=0,
             )
         )
+        if held is not None:
+            self.billing.settle(held, result.cost_micros)  # never raises
+            return
         if result.cost_micros <= 0:
             return
         try:

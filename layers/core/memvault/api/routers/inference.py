@@ -1,4 +1,5 @@
-"""The inference routes: /v1/chat/completions, /v1/responses, /v1/messages and /v1/models.
+"""The inference routes: /v1/chat/completions, /v1/responses, /v1/messages, /v1/embeddings
+and /v1/models.
 
 Thin: take the key and the body, hand them to the gateway, which checks the key before it
 parses the body.
@@ -18,6 +19,7 @@ from memvault import spans
 from memvault.api.access_log import ARRIVED_AT
 from memvault.api.deps import services
 from memvault.domain.models import ApiKey
+from memvault.gateway import embeddings as embeddings_pass_through
 from memvault.gateway.engine import Gateway
 from memvault.gateway.formats.anthropic import AnthropicMessages
 from memvault.gateway.formats.base import ApiFormat
@@ -93,6 +95,18 @@ async def messages(request: Request) -> Response:
 @router.post("/v1/responses", summary="OpenAI Responses, with memory")
 async def responses(request: Request) -> Response:
     return await _infer(request, RESPONSES, allow_x_api_key=False)
+
+
+@router.post("/v1/embeddings", summary="Embeddings, passed through to the OpenAI upstream")
+async def embeddings(request: Request) -> Response:
+    timer = Timer(getattr(request.state, ARRIVED_AT, None))
+    setattr(request.state, ERROR_FORMAT_STATE, OPENAI)
+    key = await _authenticate(request, allow_x_api_key=False)
+    raw = await read_body(request, MAX_INFERENCE_BODY)
+    gw = gateway(request)
+    return await embeddings_pass_through.pass_through(
+        services(request), gw.upstream, gw.worker, partial(_known, key), raw, timer
+    )
 
 
 @router.get("/v1/models", summary="The upstream's models (Anthropic's list with anthropic-version)")
