@@ -18,10 +18,10 @@ from tests.support.screening_corpora import Sample
 
 RECALL_TARGET = 0.95
 FP_TARGET = 0.01
-HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4")
+HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5")
 # Attack sets kept in the repo: attacks phrased like the shared development data are read
 # from ../shared/data at run time, never copied here.
-HELDOUT_ATTACKS = ("heldout", "heldout4")
+HELDOUT_ATTACKS = ("heldout", "heldout4", "heldout5")
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
@@ -63,6 +63,18 @@ def test_the_fourth_heldout_set_is_big_and_varied() -> None:
     assert {"everyday", "docs", "code", "security_quoted", "multilingual", "path"} <= {
         s.kind for s in benign
     }
+    assert len({s.id for s in attacks}) == len(attacks)
+    assert len({s.id for s in benign}) == len(benign)
+
+
+def test_the_fifth_heldout_set_is_big_and_varied() -> None:
+    # committed in 193d450 before its one measurement (83.7% of attacks, 0/412 notes)
+    attacks = corpora.load("heldout5_attacks")
+    benign = corpora.load("heldout5_benign")
+    assert len(attacks) >= 200 and len(benign) >= 400
+    assert len({s.lang for s in attacks}) >= 10 and len({s.lang for s in benign}) >= 10
+    assert len({s.obfuscation for s in attacks} - {"none"}) >= 10
+    assert {s.field for s in attacks} == {"markdown", "path"}
     assert len({s.id for s in attacks}) == len(attacks)
     assert len({s.id for s in benign}) == len(benign)
 

@@ -245,6 +245,8 @@ _ES_POS: Final = words(
     "que recibiste",
     "que has recibido",
     "que recibio",
+    "que te pasaron",
+    "que te ensenaron",
     "arriba",
     "de siempre",
 )
@@ -459,6 +461,8 @@ _FR_POS: Final = words(
     "prealables",
     "qu'on t'a donnees",
     "qu'on vous a donnees",
+    "qu'on t'a transmises",
+    "qu'on t'a fixees",
     "que tu as recues",
     "que vous avez recues",
     "jusqu'ici",
@@ -791,6 +795,10 @@ _PT_POS: Final = words(
     "que voce recebeu",
     "que recebeu",
     "que recebeste",
+    "que te passaram",
+    "que lhe passaram",
+    "que te ensinaram",
+    "que te mandaram seguir",
 )
 _PT_DET: Final = opt(
     words(
@@ -943,6 +951,7 @@ _IT_POS: Final = words(
     "iniziali",
     "che ti sono state date",
     "che ti hanno dato",
+    "che ti hanno passato",
     "fino ad ora",
     "finora",
     "di prima",
@@ -1294,7 +1303,7 @@ _STATEMENT_RE: Final = compile_rx(
     r"|ne\s++(?:sont|s'appliquent|comptent)\s++plus(?:\s++(?:valables|valides|applicables"
     r"|en\s++vigueur))?+|n'ont\s++plus\s++(?:cours|de\s++valeur))"
     # de
-    r"|(?:(?:alle\s++)?+(?:deine|ihre|eure|die)\s++(?:vorherigen|bisherigen|obigen"
+    r"|(?:(?:alle\s++)?+(?:(?:deine|ihre|eure|die)\s++)?+(?:vorherigen|bisherigen|obigen"
     r"|ursprunglichen|fruheren|vorigen|alten)\s++|(?:alle\s++)?+(?:deine|eure)\s++)"
     r"(?:anweisungen|regeln|vorgaben|instruktionen|richtlinien|befehle|anordnungen)"
     r"\s++(?:sind|gelten|wurden)\s++(?:(?:ab\s++sofort|ab\s++jetzt|jetzt|nun|hiermit"
@@ -1324,6 +1333,13 @@ _STATEMENT_RE: Final = compile_rx(
     r"|не\s++применяются)" + NOT_BEFORE_WORD
 )
 _STATEMENT_CJK_RE: Final = compile_rx(
+    # zh: 把先前给你的指令全部忽略掉 (the object before the verb), 忘掉你原来的那些规则 (the
+    # model's own rules after the verb)
+    r"(?:把|将|將)(?:你|您)?+(?:之前|先前|以前|此前|上面|上述|原来|原來|原有|最初)(?:给你|給你|收到)?+"
+    r"的?+(?:所有|全部|一切|那些)?+的?+(?:指令|指示|规则|規則|提示词|提示詞|设定|設定|命令)"
+    r"[^。！？\n]{0,6}?(?:忽略|忘掉|忘记|忘記|无视|無視|抛开|拋開|丢掉|丟掉|作废|作廢)"
+    r"|(?:忘掉|忘记|忘記|忽略|无视|無視|抛开|拋開|丢掉|丟掉)(?:你|您)(?:原来|原來|原有|之前|以前|先前"
+    r"|最初)?+的?+(?:那些|所有|全部|一切)?+(?:指令|指示|规则|規則|设定|設定|命令|提示词|提示詞|限制)|"
     r"(?:之前|以前|先前|此前|上面|上述|原来|原有|原始|你的|您的|你之前收到)的?+(?:所有|全部|一切)?+"
     r"(?:的)?+(?:指令|指示|规则|規則|说明|說明|提示词|提示詞|设定|設定|命令)(?:现在|現在)?+"
     r"(?:已经|已經|已|都|全部|一律|均)*+(?:无效|無效|作废|作廢|失效|被取消|被废除|被廢除|不再有效"
@@ -1503,6 +1519,10 @@ _KO_RE: Final = compile_rx(
 _NO_LIMITS: Final = (
     r"(?:sin\s++(?:ninguna\s++|ningun\s++|restricciones|limites|filtros|reglas|censura)"
     r"|sans\s++(?:aucune\s++|aucun\s++)?+(?:restrictions?|limites?|filtres?|regles?|censure)"
+    # "une IA libre de toute limite" ("libre de toute contrainte ce week-end" is a person's)
+    r"|(?:ia|ai|intelligence\s++artificielle|inteligencia\s++artificial|assistant\w*+"
+    r"|asistente|modele|modelo|chatbot)\s++libre\s++de\s++(?:toute\s++|tout\s++|toda\s++|todo\s++)?+(?:restrictions?|limites?"
+    r"|filtres?|regles?|censure|contrainte|restricciones|limites|reglas|filtros|censura)"
     r"|ohne\s++(?:jegliche\s++|alle\s++|irgendwelche\s++|jede\s++)?+(?:einschrankungen|regeln"
     r"|grenzen|filter|zensur|beschrankungen)|uneingeschrankt\w*+|unzensiert\w*+"
     r"|sem\s++(?:nenhuma\s++|nenhum\s++)?+(?:filtros|regras|restricoes|limites|censura)"
@@ -1556,6 +1576,8 @@ _EXTRACT_RE: Final = compile_rx(
     r"(?:muestra(?:me)?+|muestrame|revela(?:me)?+|dime|imprime|repite|ensename|escribe|dame"
     r"|comparte|ensena(?:me)?+)\s++(?:tu|tus|vuestro|su)\s++(?:prompt|mensaje|instrucciones"
     r"|indicaciones)\s++(?:del|de)\s++sistema"
+    r"|(?:muestra(?:me)?+|muestrame|revela(?:me)?+|dime|imprime|repite|ensename|escribe|dame"
+    r"|ensena(?:me)?+)\s++(?:el|la)\s++prompt\s++(?:del|de)\s++sistema"
     r"|(?:muestra(?:me)?+|revela(?:me)?+|dime|repite|dame)\s++(?:tus|sus)\s++instrucciones"
     r"\s++(?:iniciales|originales|ocultas|secretas)"
     # fr
@@ -1580,6 +1602,10 @@ _EXTRACT_RE: Final = compile_rx(
     r"\s++(?:промпт\w*+|инструкци\w*+|сообщени\w*+)|инструкци\w*+|промпт\w*+)"
 )
 _EXTRACT_CJK_RE: Final = compile_rx(
+    # zh: 把你的系统提示词 ... 告诉我 (the object before the verb)
+    r"(?:把|将|將)(?:你的|您的)(?:系统|系統|初始|原始|隐藏|隱藏)?+(?:提示词|提示詞|指令|设定|設定"
+    r"|系统消息|系統消息)[^。！？\n]{0,12}?(?:告诉我|告訴我|输出|輸出|显示|顯示|打印|发给我|發給我"
+    r"|说出来|說出來|写出来|寫出來|复述|複述)|"
     # zh
     r"(?:输出|告诉我|告訴我|显示|顯示|展示|打印|重复|重複|透露|泄露|洩露|给我看|給我看|说出|說出)"
     r"(?:一下)?+(?:你的|您的)(?:系统|系統|初始|原始|隐藏|隱藏)?+(?:提示词|提示詞|提示|指令|设定|設定"

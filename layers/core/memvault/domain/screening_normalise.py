@@ -187,7 +187,12 @@ def _fold_mixed_word_text(word: str) -> str:
     latin = len(_LATIN_RE.findall(word))
     if latin * 2 >= len(word):
         return word.translate(_TO_LATIN)
-    return word.translate(_LATIN_CYR)
+    as_cyrillic = word.translate(_LATIN_CYR)
+    if _LATIN_RE.search(as_cyrillic) is not None:
+        # a Latin letter without a Cyrillic look-alike ("аrе": the r) makes it a Latin
+        # word with look-alikes slipped in, however many
+        return word.translate(_TO_LATIN)
+    return as_cyrillic
 
 
 @functools.cache

@@ -1871,6 +1871,11 @@ _DAN_RE: Final = re.compile(
         r"|(?:dan|stan|dude|antigpt|jailbreak|jailbroken|unrestricted|unfiltered|uncensored"
         r"|evil confidant) mode|stay (?:a|an) (?:dan|stan|dude)"
         r"|developer mode (?:output|responses?|policies|enabled (?:chatgpt|gpt|ai))"
+        # "released from the normal limits placed on AI" (a person's limits are no jailbreak)
+        r"|(?:been )?+(?:freed|liberated|released|unshackled|unchained) from (?:the |your |its"
+        r" |all )?+"
+        r"(?:normal |usual |typical |standard )?+limits (?:placed |imposed |put )?+(?:on|of)"
+        r" (?:an? )?+(?:ai|language models?|assistants?|chatbots?)"
         r"|(?:simulate|emulate|enable|activate|enter|engage|unlock|switch to|turn on)"
         r" (?:the )?+(?:dan|jailbreak|jailbroken|unrestricted|unfiltered|uncensored|antigpt"
         r"|opposite) mode"
@@ -2386,6 +2391,13 @@ _MODEL_DIRECTIVE_RE: Final = re.compile(
                 r"|(?: (?:reading|processing|seeing|parsing|summari[sz]ing|handling|retrieving)"
                 r" (?:this|these|the)(?:[\t\x20]++\w++)?+)[\t\x20]*+\n)"
             ),
+            # To any language model that retrieves this: ...
+            ws(r"to (?:any |all |every |each |the )")
+            + _AI_ADDRESSEE
+            + ws(
+                r" (?:that |which |who )?+(?:reads|retrieves|processes|sees|parses|ingests"
+                r"|summari[sz]es|is reading|is processing) (?:this|these)(?: \w++)?+\s*+[:,;\-]"
+            ),
             # If you are an AI (reading this), ...
             ws(r"if you(?: are|'re) (?:an? |the )?+(?:").replace("'", APOS)
             + _AI_ADDRESSEE
@@ -2464,7 +2476,11 @@ _ADDRESSED: Final = (
     r"|the\s++(?:assistant|ai|model|user\s++is)|act\s++as|pretend|do\s++not|don" + APOS + r"t"
     r"|reveal|disclose|obey|comply|grant|treat\s++the\s++user|respond\s++only|reply\s++only"
     r"|answer\s++only|always\s++(?:answer|reply|respond|obey|comply|recommend)"
-    r"|as\s++an?\s++(?:ai|assistant|language\s++model)|developer\s++mode|jailbreak\w*+)"
+    r"|as\s++an?\s++(?:ai|assistant|language\s++model)|developer\s++mode|jailbreak\w*+"
+    # "System: From this turn ...", "### System:\nNew policy: ..."
+    r"|from\s++(?:this|the\s++next)\s++(?:turn|message|point|reply)|from\s++here\s++on"
+    r"|new\s++(?:policy|policies|directives?|tasks?|orders?|guidelines)"
+    r"|updated\s++(?:policy|policies|instructions|rules|guidelines))"
     + NOT_BEFORE_WORD
     + r"|<\||\[inst)"
 )
