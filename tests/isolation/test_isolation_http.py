@@ -216,6 +216,11 @@ def test_the_gateway_recalls_and_runs_tools_in_the_callers_organisation_only(
             {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": question}]},
         ),
         (
+            "responses",
+            "/v1/responses",
+            {"model": "gpt-4.1-mini", "input": question, "store": False},
+        ),
+        (
             "anthropic",
             "/v1/messages",
             {
