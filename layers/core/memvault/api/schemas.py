@@ -404,6 +404,12 @@ class UsageDayOut(BaseModel):
         description="Requests answered from the response cache (hits) and the upstream"
         " tokens they saved (saved_tokens); a hit costs nothing.",
     )
+    embeddings: dict[str, int] = Field(
+        default_factory=dict,
+        description="Embedding calls (usage records with api_format 'embeddings': notes"
+        " indexed, search queries, memory profile facts): calls and cost_micros, both"
+        " included in requests and cost_micros.",
+    )
     cost_micros: int
     cost_usd: str
 
@@ -428,6 +434,7 @@ class UsageDayOut(BaseModel):
                 "cost_micros": row.search_embed_micros,
             },
             cache={"hits": row.cache_hits, "saved_tokens": row.cache_saved_tokens},
+            embeddings={"calls": row.embedding_calls, "cost_micros": row.embedding_micros},
             cost_micros=row.cost_micros,
             cost_usd=usd(row.cost_micros),
         )

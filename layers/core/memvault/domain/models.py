@@ -364,6 +364,10 @@ class UsageDay:
     search_embed_micros: int = 0
     cache_hits: int = 0
     cache_saved_tokens: int = 0
+    # Usage records of embedding calls (api_format "embeddings": indexing notes, search
+    # queries, memory profile facts), counted within requests and cost_micros.
+    embedding_calls: int = 0
+    embedding_micros: int = 0
 
 
 ATTRIBUTION_FIELDS = (

@@ -67,6 +67,9 @@ def _add(row: UsageDay, record: UsageRecord) -> UsageDay:
         search_embed_micros=row.search_embed_micros + record.search_embed_micros,
         cache_hits=row.cache_hits + record.cache_hits,
         cache_saved_tokens=row.cache_saved_tokens + record.cache_saved_tokens,
+        embedding_calls=row.embedding_calls + (record.api_format == "embeddings"),
+        embedding_micros=row.embedding_micros
+        + (record.cost_micros if record.api_format == "embeddings" else 0),
     )
 
 

@@ -43,6 +43,8 @@ def _sum(rows: list[UsageDay]) -> UsageDay:
             search_embed_micros=totals.search_embed_micros + row.search_embed_micros,
             cache_hits=totals.cache_hits + row.cache_hits,
             cache_saved_tokens=totals.cache_saved_tokens + row.cache_saved_tokens,
+            embedding_calls=totals.embedding_calls + row.embedding_calls,
+            embedding_micros=totals.embedding_micros + row.embedding_micros,
         )
     return totals
 
