@@ -3,8 +3,13 @@
 // instead of offering buttons that would answer 404.
 import { url } from "./api";
 
+interface Schema {
+  enum?: string[];
+  anyOf?: Schema[];
+}
+
 interface Operation {
-  parameters?: { name: string; in: string; schema?: { enum?: string[] } }[];
+  parameters?: { name: string; in: string; schema?: Schema }[];
 }
 type Paths = Record<string, Record<string, Operation>>;
 
@@ -18,7 +23,10 @@ export class Capabilities {
   /** The values a query parameter may take ([] when the route has no such parameter). */
   parameter(path: string, name: string, method = "get"): { present: boolean; values: string[] } {
     const param = this.paths[path]?.[method]?.parameters?.find((p) => p.name === name);
-    return { present: Boolean(param), values: param?.schema?.enum ?? [] };
+    // An optional parameter's enum sits in anyOf (FastAPI: Literal[...] | None).
+    const schema = param?.schema;
+    const values = schema?.enum ?? schema?.anyOf?.find((s) => s.enum)?.enum ?? [];
+    return { present: Boolean(param), values };
   }
 }
 

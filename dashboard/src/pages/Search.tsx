@@ -1,6 +1,8 @@
 // Search as you type: ranked results with highlighted snippets, folder and tag filters,
-// and the search modes the server offers (keyword today; hybrid and semantic when the
-// API has them). Arrow keys move through the results, Enter opens one.
+// and the search modes the server offers (keyword, semantic, hybrid) with a minimum
+// score. The page says which mode ran, and why when it fell back to keyword; a hit found
+// by meaning names the passage it matched and opens the note there (?at=offset).
+// Arrow keys move through the results, Enter opens one.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, describe, get } from "../lib/api";
 import { capabilities } from "../lib/capabilities";
@@ -14,6 +16,11 @@ import { folderOf } from "../vault/keys";
 
 const DEBOUNCE_MS = 140;
 
+/** Where a hit opens: the note, at the passage a semantic or hybrid search matched. */
+function hitTarget(hit: SearchHit): string {
+  return hit.chunk ? `vault/${hit.path}?at=${hit.chunk.offset}` : `vault/${hit.path}`;
+}
+
 export function SearchPage() {
   const current = useStore(route);
   const index = useStore(vault);
@@ -22,6 +29,9 @@ export function SearchPage() {
   const [tag, setTag] = useState(current.query.get("tag") ?? "");
   const [mode, setMode] = useState(current.query.get("mode") ?? "");
   const [modes, setModes] = useState<string[]>([]);
+  const [minScore, setMinScore] = useState(current.query.get("min_score") ?? "");
+  const [hasMinScore, setHasMinScore] = useState(false);
+  const [ran, setRan] = useState<{ mode: string | null; fallback: string | null }>({ mode: null, fallback: null });
   const [tags, setTags] = useState<string[]>([]);
   const [results, setResults] = useState<SearchHit[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -34,7 +44,10 @@ export function SearchPage() {
     input.current?.focus();
     if (!index.complete && !index.loading) void loadVault();
     get<Record<string, number>>("/v1/tags").then((t) => setTags(Object.keys(t).sort()), () => undefined);
-    void capabilities().then((caps) => setModes(caps.parameter("/v1/search", "mode").values));
+    void capabilities().then((caps) => {
+      setModes(caps.parameter("/v1/search", "mode").values);
+      setHasMinScore(caps.parameter("/v1/search", "min_score").present);
+    });
   }, []);
 
   const folders = useMemo(() => {
@@ -52,7 +65,7 @@ export function SearchPage() {
   // One request in flight: a newer query aborts the older one, so results never arrive
   // out of order. A tag alone lists that tag's notes (no words to rank by).
   useEffect(() => {
-    setQuery({ q, folder, tag, mode });
+    setQuery({ q, folder, tag, mode, min_score: minScore });
     const words = q.trim();
     if (!words && !tag) {
       setResults(null);
@@ -65,13 +78,15 @@ export function SearchPage() {
       try {
         if (words) {
           const out = await get<SearchOut>("/v1/search", {
-            query: { q: words, folder, tag, limit: 50, mode: mode || undefined },
+            query: { q: words, folder, tag, limit: 50, mode: mode || undefined, min_score: minScore.trim() || undefined },
             signal: abort.signal,
           });
           setResults(out.results);
+          setRan({ mode: out.mode ?? null, fallback: out.fallback ?? null });
         } else {
           const out = await get<{ notes: SearchHit[] }>("/v1/notes", { query: { tag, folder, limit: 100 }, signal: abort.signal });
           setResults(out.notes.map((n) => ({ ...n, score: 0, snippet: "" })));
+          setRan({ mode: null, fallback: null });
         }
         setError(null);
         setActive(0);
@@ -86,7 +101,7 @@ export function SearchPage() {
       window.clearTimeout(timer);
       abort.abort();
     };
-  }, [q, folder, tag, mode]);
+  }, [q, folder, tag, mode, minScore]);
 
   const onKey = (event: KeyboardEvent) => {
     if (!results?.length) return;
@@ -99,7 +114,7 @@ export function SearchPage() {
       const hit = results[active];
       if (hit) {
         event.preventDefault();
-        navigate(`vault/${hit.path}`);
+        navigate(hitTarget(hit));
       }
     }
   };
@@ -143,10 +158,10 @@ export function SearchPage() {
             ))}
           </select>
         </label>
-        <label class="field">
-          <span>Mode</span>
-          <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value)} disabled={modes.length === 0} title={modes.length ? "" : "This server offers keyword search only"}>
-            {modes.length === 0 && <option value="">Keyword</option>}
+        <div class="field">
+          <span id="search-mode-label">Mode</span>
+          <select aria-labelledby="search-mode-label" value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value)} disabled={modes.length === 0} title={modes.length ? "" : "This server offers keyword search only"}>
+            <option value="">{modes.length === 0 ? "Keyword" : "Server default"}</option>
             {modes.map((m) => (
               <option key={m} value={m}>
                 {m[0]?.toUpperCase()}
@@ -154,11 +169,37 @@ export function SearchPage() {
               </option>
             ))}
           </select>
-        </label>
+        </div>
+        {hasMinScore && (
+          <label class="field min-score">
+            <span>Min score</span>
+            <input
+              type="number"
+              min={0}
+              max={1}
+              step={0.05}
+              value={minScore}
+              placeholder="default"
+              onInput={(e) => setMinScore((e.target as HTMLInputElement).value)}
+              title="Drop hits scoring below this (0 to 1); empty: the server's default (0.4 for semantic and hybrid)"
+            />
+          </label>
+        )}
       </form>
       <div class="search-status" role="status" aria-live="polite">
-        {busy ? "Searching…" : error ? "" : results ? `${results.length} result${results.length === 1 ? "" : "s"}` : ""}
+        {busy
+          ? "Searching…"
+          : error
+            ? ""
+            : results
+              ? `${results.length} result${results.length === 1 ? "" : "s"}${ran.mode ? ` · ${ran.mode} search` : ""}`
+              : ""}
       </div>
+      {ran.fallback && !busy && (
+        <p class="notice search-fallback" role="note">
+          Searched by keyword instead: {ran.fallback}
+        </p>
+      )}
       {error && (
         <p class="error-text" role="alert">
           {error}
@@ -169,7 +210,7 @@ export function SearchPage() {
         <ol class="results" id="search-results" ref={list}>
           {results.map((hit, i) => (
             <li key={hit.path} class={i === active ? "active" : ""}>
-              <a href={href(`vault/${hit.path}`)} class="result-title">
+              <a href={href(hitTarget(hit))} class="result-title">
                 {hit.title}
               </a>
               <div class="result-meta">
@@ -181,6 +222,11 @@ export function SearchPage() {
                 ))}
                 <span class="muted">{ago(hit.updated_at)}</span>
                 {hit.score > 0 && <span class="muted score">score {hit.score.toFixed(2)}</span>}
+                {hit.chunk && (
+                  <a class="matched" href={href(hitTarget(hit))}>
+                    matched {hit.chunk.heading ? `under “${hit.chunk.heading}”` : "at the top"}
+                  </a>
+                )}
               </div>
               {hit.snippet && (
                 <p class="result-snippet">

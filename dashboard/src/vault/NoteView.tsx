@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call, describe, get, notePath, post } from "../lib/api";
 import { withSession } from "../lib/reauth";
-import { href, navigate } from "../lib/router";
+import { href, navigate, route } from "../lib/router";
 import { useStore } from "../lib/store";
 import type { Note, NoteSummary, Version, WriteOut } from "../lib/types";
 import { Confirm, Dialog } from "../ui/dialog";
@@ -22,6 +22,12 @@ let editorModule: Promise<typeof import("./editor")> | null = null;
 export const loadEditor = () => (editorModule ??= import("./editor"));
 
 type Layout = "split" | "edit" | "preview";
+
+const VECTOR_STATUS: Record<"indexed" | "pending" | "off", string> = {
+  indexed: "Searchable by meaning: its passages are embedded with the server's model",
+  pending: "Not searchable by meaning yet: waiting to be embedded (keyword search finds it already)",
+  off: "Search by meaning is off on this server: keyword search only",
+};
 const LAYOUT_KEY = "memvault.layout";
 
 function linkTargets(): LinkTarget[] {
@@ -68,6 +74,10 @@ export function NoteView(props: { path: string }) {
   const [dialog, setDialog] = useState<"rename" | "delete" | "history" | null>(null);
   const [layout, setLayout] = useState<Layout>((localStorage.getItem(LAYOUT_KEY) as Layout) || "split");
   const [topLine, setTopLine] = useState<number | undefined>(undefined);
+  // ?at=<offset>: a search hit's matched passage (an offset in code points, as the API
+  // counts), shown at its heading in the preview and under the cursor in the editor.
+  const at = useStore(route).query.get("at");
+  const [matchLine, setMatchLine] = useState<number | undefined>(undefined);
   const host = useRef<HTMLDivElement>(null);
   const editor = useRef<Editor | null>(null);
   const state = useRef({ text, base, path, saving });
@@ -134,6 +144,7 @@ export function NoteView(props: { path: string }) {
         onTopLine: (line) => setTopLine(line),
         linkTargets,
       });
+      jumpToMatch();
     });
     return () => {
       live = false;
@@ -141,6 +152,23 @@ export function NoteView(props: { path: string }) {
   }, [ready, path]);
 
   useEffect(() => () => editor.current?.destroy(), []);
+
+  function jumpToMatch(): void {
+    const offset = Number(at);
+    if (at === null || !Number.isInteger(offset) || offset < 0) {
+      setMatchLine(undefined);
+      return;
+    }
+    const current = state.current.text;
+    const index = Math.min(current.length, Array.from(current).slice(0, offset).join("").length);
+    const line = current.slice(0, index).split("\n").length - 1;
+    setMatchLine(line);
+    const view = editor.current?.view;
+    if (view) view.dispatch({ selection: { anchor: Math.min(index, view.state.doc.length) }, scrollIntoView: true });
+  }
+  useEffect(() => {
+    if (editor.current && opened.current === path) jumpToMatch();
+  }, [at]);
 
   // Keep a draft of an edit that differs from the version it started from.
   useEffect(() => {
@@ -329,6 +357,11 @@ export function NoteView(props: { path: string }) {
               {status}
             </span>
             {note && !dirty && <span class="muted">updated {ago(note.updated_at)}</span>}
+            {note?.vector_status && (
+              <span class={`vector-status muted status-${note.vector_status}`} title={VECTOR_STATUS[note.vector_status]}>
+                vectors: {note.vector_status}
+              </span>
+            )}
           </div>
         </div>
         <div class="toolbar" role="toolbar" aria-label="Note actions">
@@ -371,7 +404,7 @@ export function NoteView(props: { path: string }) {
           {!ready && <p class="muted pad">Loading…</p>}
         </div>
         <div class="preview-pane" hidden={layout === "edit"} tabIndex={0} aria-label="Preview">
-          {ready && <Preview text={text} onRendered={onRendered} topLine={layout === "split" ? topLine : undefined} />}
+          {ready && <Preview text={text} onRendered={onRendered} topLine={layout === "split" ? topLine : undefined} matchLine={matchLine} />}
         </div>
       </div>
       <footer class="links-panel">

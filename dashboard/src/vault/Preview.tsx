@@ -11,7 +11,7 @@ function value(v: unknown): string {
   return String(v);
 }
 
-export function Preview(props: { text: string; onRendered?: () => void; topLine?: number }) {
+export function Preview(props: { text: string; onRendered?: () => void; topLine?: number; matchLine?: number }) {
   const index = useStore(vault);
   const [shown, setShown] = useState(props.text);
   const ref = useRef<HTMLDivElement>(null);
@@ -40,6 +40,24 @@ export function Preview(props: { text: string; onRendered?: () => void; topLine?
     const scroller = container.closest<HTMLElement>(".preview-pane");
     if (scroller) scroller.scrollTop = target ? target.offsetTop - 8 : 0;
   }, [props.topLine]);
+  // A search hit's passage: its heading (the last one at or above the line) is marked and
+  // scrolled to.
+  useEffect(() => {
+    const container = ref.current;
+    if (!container) return;
+    for (const el of container.querySelectorAll(".matched-heading")) el.classList.remove("matched-heading");
+    if (props.matchLine === undefined) return;
+    const line = props.matchLine - front.lines;
+    let target: HTMLElement | null = null;
+    for (const el of container.querySelectorAll<HTMLElement>("h1[data-line], h2[data-line], h3[data-line], h4[data-line], h5[data-line], h6[data-line]")) {
+      if (Number(el.dataset.line) <= line) target = el;
+      else break;
+    }
+    if (!target) return;
+    target.classList.add("matched-heading");
+    const scroller = container.closest<HTMLElement>(".preview-pane");
+    if (scroller) scroller.scrollTop = target.offsetTop - 8;
+  }, [props.matchLine, html]);
   return (
     <div class="preview" ref={ref}>
       {front.data && (
