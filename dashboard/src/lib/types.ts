@@ -114,11 +114,10 @@ export interface UsageRow {
   injected_tokens_est?: Record<string, number>;
   /** Memory profiles' fact-search embeddings: calls and cost_micros. */
   memory_search_embed?: { calls: number; cost_micros: number };
-  /** Usage records of embedding calls (api_format "embeddings"). */
-  embedding_calls?: number;
-  embedding_cost_micros?: number;
-  // A later issue adds this; shown when the server sends it.
-  cache_hits?: number;
+  /** Usage records of embedding calls (api_format "embeddings"): calls and cost_micros. */
+  embeddings?: { calls: number; cost_micros: number };
+  /** Requests answered from the response cache, and the upstream tokens they saved. */
+  cache?: { hits: number; saved_tokens: number };
   [extra: string]: unknown;
 }
 

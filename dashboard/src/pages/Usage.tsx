@@ -1,9 +1,9 @@
 // Usage by day and key: one bar chart per measure (stacked by key), each with the table
 // of its numbers under it, so the figures are readable without the picture.
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { describe, get } from "../lib/api";
 import type { Key, Usage, UsageRow } from "../lib/types";
-import { count, usd, when } from "../ui/format";
+import { count, usd } from "../ui/format";
 
 interface Measure {
   id: string;
@@ -16,9 +16,14 @@ const MEASURES: Measure[] = [
   { id: "requests", label: "Requests", value: (r) => r.requests, format: count },
   { id: "tokens", label: "Tokens (input + output)", value: (r) => r.input_tokens + r.output_tokens, format: count },
   { id: "cost", label: "Cost", value: (r) => r.cost_micros, format: usd },
-  { id: "injected", label: "Injected tokens (recall)", value: (r) => r.injected_tokens, format: count },
-  { id: "embedding", label: "Embedding calls", value: (r) => r.embedding_calls, format: count },
-  { id: "cache", label: "Cache hits", value: (r) => r.cache_hits, format: count },
+  { id: "injected", label: "Injected tokens", value: (r) => r.injected_tokens, format: count },
+  { id: "injected-recall", label: "Injected tokens from vault recall (estimate)", value: (r) => r.injected_tokens_est?.recall, format: count },
+  { id: "injected-profile", label: "Injected tokens from memory profiles (estimate)", value: (r) => r.injected_tokens_est?.profile, format: count },
+  { id: "embedding", label: "Embedding calls", value: (r) => r.embeddings?.calls, format: count },
+  { id: "embedding-cost", label: "Embedding cost", value: (r) => r.embeddings?.cost_micros, format: usd },
+  { id: "fact-search", label: "Memory fact-search embeddings (memory_search_embed)", value: (r) => r.memory_search_embed?.calls, format: count },
+  { id: "fact-search-cost", label: "Memory fact-search cost", value: (r) => r.memory_search_embed?.cost_micros, format: usd },
+  { id: "cache", label: "Cache hits", value: (r) => r.cache?.hits, format: count },
 ];
 
 const PALETTE = ["var(--series-1)", "var(--series-2)", "var(--series-3)", "var(--series-4)", "var(--series-5)", "var(--series-6)"];
@@ -33,10 +38,21 @@ export function UsagePage() {
   const [keys, setKeys] = useState<Map<string, string>>(new Map());
   const [error, setError] = useState<string | null>(null);
 
+  // The period ends on the server's today (its clock decides which day a record is on):
+  // the first call asks for the default 30 days and learns it.
+  const today = useRef<string | null>(null);
   useEffect(() => {
-    const to = new Date();
-    const from = new Date(to.getTime() - (days - 1) * 86400_000);
-    get<Usage>("/v1/usage", { query: { from: isoDay(from), to: isoDay(to) } }).then(setUsage, (err: unknown) => setError(describe(err)));
+    const load = async (): Promise<Usage> => {
+      if (!today.current) {
+        const first = await get<Usage>("/v1/usage");
+        today.current = first.to;
+        if (days === 30) return first;
+      }
+      const end = today.current;
+      const from = new Date(Date.parse(`${end}T00:00:00Z`) - (days - 1) * 86400_000);
+      return get<Usage>("/v1/usage", { query: { from: isoDay(from), to: end } });
+    };
+    load().then(setUsage, (err: unknown) => setError(describe(err)));
   }, [days]);
   useEffect(() => {
     get<Key[]>("/v1/keys").then((list) => setKeys(new Map(list.map((k) => [k.id, k.name]))), () => undefined);
@@ -74,7 +90,9 @@ export function UsagePage() {
         <>
           <p class="muted">
             {usage.from} to {usage.to} (UTC).{" "}
-            {usage.tracked_since ? `Attribution data goes back to ${when(usage.tracked_since)}.` : "This server does not say how far back its usage data goes (tracked_since)."}
+            {usage.tracked_since
+              ? `Tracked since ${usage.tracked_since}: usage records (and their attribution) are kept from that day on; older ones are past the retention.`
+              : "This server does not say how far back its usage data goes (tracked_since)."}
           </p>
           <dl class="stats">
             {present.map((m) => (
