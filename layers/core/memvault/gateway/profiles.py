@@ -87,7 +87,11 @@ def attach_profiles(
     if composition is None:
         return body, ProfileStep(attachment)
     if composition.facts_block is not None and target is not None:
-        body = api.with_recall(body, composition.facts_block, target[0])
+        # The same message's index in ``body`` as planned: the memory tools' system note
+        # (chat completions) sits ahead of it there, not in the client's body.
+        placed = api.recall_target(body)
+        index = placed[0] if placed is not None else target[0]
+        body = api.with_recall(body, composition.facts_block, index)
     if composition.stable_block is not None:
         body = api.with_system_prefix(body, composition.stable_block)
     return body, ProfileStep(attachment)
