@@ -33,7 +33,7 @@ from tests.gateway.test_memory_profiles import (
     plain_key,
 )
 from tests.support.servers import LiveServer
-from tests.support.upstream import Fault, Reply, ScriptedUpstream, ToolCall
+from tests.support.upstream import Fault, Malformed, Reply, ScriptedUpstream, ToolCall
 
 MODEL = "gpt-4.1-mini"
 PATH = "/v1/responses"
@@ -502,3 +502,22 @@ def test_memory_profiles_go_first_in_instructions_and_facts_next_to_the_input(
     assert first["input"].startswith(FACTS_OPEN) and "allergic to chicken" in first["input"]
     assert first["input"].endswith("\n\nWhat should Pixel eat?")
     assert second["input"][0]["content"] == first["input"]
+
+
+def test_upstream_failures_are_502_and_a_passed_through_stream_ends_in_an_error_event(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(sqlite_gateway)
+    upstream.enqueue(
+        Fault(500), Malformed(), Reply(text="y" * 40, fail_after_events=4, fail_mode="garbage")
+    )
+    for code in ("upstream_error", "upstream_malformed"):
+        failed = raw(sqlite_gateway, key, {"model": MODEL, "input": "x"})
+        assert failed.status_code == 502
+        error = failed.json()["error"]
+        assert set(error) == {"message", "type", "param", "code"} and error["code"] == code
+    events, _ = raw_events(sqlite_gateway, key, {"model": MODEL, "input": "x"})
+    assert [e["sequence_number"] for e in events[:-1]] == list(range(len(events) - 1))
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "upstream_malformed"
+    records = wait_for_usage(sqlite_gateway, 3)
+    assert sorted(r.status for r in records) == [502, 502, 502]
