@@ -26,6 +26,7 @@ from memvault.domain.screening import (
     screen_path,
     screen_text,
 )
+from memvault.domain.screening_gate import Gate
 
 OVR = RULE_INSTRUCTION_OVERRIDE
 ROLE = RULE_ROLE_HEADER
@@ -799,3 +800,11 @@ def test_pathological_megabyte_inputs_complete(text: str) -> None:
     # as a hang here, and the verdict must still be a verdict.
     verdict = screen_text(text)
     assert verdict.allowed == (verdict.rule is None)
+
+
+def test_a_candidate_inside_another_candidates_match_is_found() -> None:
+    # "been relea" (one form's prefix) holds the start of "released" (another's): the
+    # scan must not skip a word start that lies inside the previous candidate's match
+    gate = Gate([frozenset({"been relea"}), frozenset({"released"})])
+    found = [(at, forms) for at, forms in gate.candidates("we have been released today")]
+    assert found == [(8, (0,)), (13, (1,))]

@@ -220,11 +220,19 @@ class Gate:
             return
         forms_for = self._forms_for
         stop = len(text) if end is None else end
-        for m in rx.finditer(text, start):
-            if m.start() > stop:
+        # Not finditer: a match may hold the next word start ("been relea" holds
+        # "released"), where another form's prefix can stand, so each search starts
+        # right after the last candidate, not after its match.
+        search = rx.search
+        m = search(text, start)
+        while m is not None:
+            at = m.start()
+            if at > stop:
                 break
             key = m.group()
             forms = forms_for.get(key)
             if forms is None:
                 forms = forms_for[_GAP_RUN_RE.sub(_GAP, key)]
-            yield m.start(), forms
+            yield at, forms
+            # a match of one word holds no other word start
+            m = search(text, m.end() if key.isalnum() else at + 1)
