@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from tests.dashboard.conftest import Page, needs_sessions
 from tests.dashboard.helpers import put
 
@@ -25,9 +26,23 @@ def test_semantic_search_finds_a_paraphrase_keyword_does_not_and_opens_at_the_ma
         " writers.\n",
     )
     put(tab.server, "notes/cooking.md", "# Cooking\n\nBake the sourdough at 230 degrees.\n")
+    # First as before the vault's first embedding (its vectors not there yet): a search by
+    # meaning runs as keyword, and the page says so and why.
+    services = tab.server.services
+    assert services.vectors is not None
+    services.vectors.clear(LOCAL_ACCOUNT_ID)
     tab.sign_in_with_key()
     page = tab.page
-    tab.goto("/dashboard/search")
+    tab.goto("/dashboard/search?q=sourdough&mode=semantic")
+    page.get_by_text("1 result · keyword search").wait_for()
+    fallback = page.locator(".search-fallback")
+    assert "Searched by keyword instead" in fallback.inner_text()
+    assert "no vectors" in fallback.inner_text()
+    tab.screenshot("search-fallback")
+    assert tab.axe() == []
+    services.vault.reindex(LOCAL_ACCOUNT_ID, vectors=True)
+
+    page.get_by_label("Words").fill("")
     page.get_by_label("Mode").select_option("keyword")
     page.get_by_label("Words").fill(PARAPHRASE)
     page.get_by_text("0 results · keyword search").wait_for()
