@@ -546,15 +546,24 @@ def test_import_and_export_failures(cli: Cli, tmp_path: Path) -> None:
 
 def test_import_refused_mid_stream_exits_2_with_the_error_code(cli: Cli, tmp_path: Path) -> None:
     cli.put("one.md", "# One\n")
-    cli.server.services.accounts.set_limits(LOCAL_ACCOUNT_ID, Limits(max_notes=1))
     archive = make_vault_zip(tmp_path / "vault.zip")
+    with zipfile.ZipFile(archive, "a") as zf:
+        zf.writestr("zz/latin1.md", "caf\xe9".encode("latin-1"))  # read last: not UTF-8
     message = failed(cli("import", str(archive)))
-    assert "vault_note_limit (413)" in message and "nothing was changed" in message
+    assert "invalid_utf8 (422)" in message and "nothing was changed" in message
     assert "parsed" in message or "parsing" in message  # the server's bars were shown
     assert "committed" not in message
     with cli.server.client() as http:
         assert [n["path"] for n in http.get("/v1/notes").json()["notes"]] == ["one.md"]
-    assert "vault_note_limit (413)" in failed(cli("import", str(archive), "--json"))
+    assert "invalid_utf8 (422)" in failed(cli("import", str(archive), "--json"))
+
+
+def test_import_that_cannot_fit_is_refused_before_it_is_parsed(cli: Cli, tmp_path: Path) -> None:
+    cli.put("one.md", "# One\n")
+    cli.server.services.accounts.set_limits(LOCAL_ACCOUNT_ID, Limits(max_notes=1))
+    message = failed(cli("import", str(make_vault_zip(tmp_path / "vault.zip"))))
+    assert "vault_note_limit (413)" in message and "nothing was changed" in message
+    assert "parsed" not in message and "parsing" not in message
 
 
 def test_import_over_budget_exits_1(cli: Cli, tmp_path: Path) -> None:

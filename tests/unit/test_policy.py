@@ -71,6 +71,12 @@ EXPECTED: dict[Action, dict[str, set[str]]] = {
     Action.REVOKE_KEY: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": NONE},
     Action.READ_AUDIT: {"owner": ALL, "admin": ALL, "member": NONE, "vault key": NONE},
     Action.MANAGE_SELF: {"owner": OWN, "admin": OWN, "member": OWN, "vault key": NONE},
+    # Memory profiles: owners and admins read every memory; owners edit any; admins may
+    # delete a colleague's memory but not edit it; members manage their own.
+    Action.READ_MEMORY: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": NONE},
+    Action.CREATE_MEMORY: {"owner": OWN, "admin": OWN, "member": OWN, "vault key": NONE},
+    Action.EDIT_MEMORY: {"owner": ALL, "admin": OWN, "member": OWN, "vault key": NONE},
+    Action.DELETE_MEMORY: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": NONE},
 }
 ACTORS = {
     "owner": actor(OWNER),

@@ -104,18 +104,20 @@ def test_search_terms_are_plain_words(text: str) -> None:
 
 
 def test_link_resolution_rules() -> None:
+    # The whole table of cases is tests/unit/test_link_rules.py; these are the basics.
     live = {"plan": "Plan.md", "x/other": "x/Other.md"}
     by_name = {
         "plan": ["Plan.md", "y/Plan.md"],
         "other": ["x/Other.md"],
         "dup": ["a/dup.md", "b/dup.md"],
     }
-    assert links.resolve("plan", False, live, by_name) == "Plan.md"  # root note wins
-    assert links.resolve("other", False, live, by_name) == "x/Other.md"  # unique name
-    assert links.resolve("dup", False, live, by_name) is None  # ambiguous stays dangling
-    assert links.resolve("x/other", True, live, by_name) == "x/Other.md"
-    assert links.resolve("y/other", True, live, by_name) is None  # folders are exact
-    assert links.resolve("missing", False, live, by_name) is None
+    assert links.resolve("plan", "n.md", live, by_name) == "Plan.md"  # exact path wins
+    assert links.resolve("other", "n.md", live, by_name) == "x/Other.md"  # unique name
+    assert links.resolve("dup", "n.md", live, by_name) == "a/dup.md"  # a tie: alphabetical
+    assert links.resolve("dup", "b/n.md", live, by_name) == "b/dup.md"  # own folder
+    assert links.resolve("x/other", "n.md", live, by_name) == "x/Other.md"
+    assert links.resolve("/y/other", "n.md", live, by_name) is None  # exact paths are exact
+    assert links.resolve("missing", "n.md", live, by_name) is None
 
 
 def test_bucket_allows_a_burst_then_refills_at_the_rate() -> None:
