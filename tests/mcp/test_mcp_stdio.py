@@ -172,7 +172,7 @@ def test_requests_in_flight_when_stdin_closes_are_all_answered(tmp_path: Path) -
         [str(MEMVAULT), "mcp"],
         input=rpc_lines(INITIALIZE, rpc("notifications/initialized", id=None), *calls),
         capture_output=True,
-        env=clean_env(MEMVAULT_DATA_DIR=str(data)),
+        env=clean_env(MEMVAULT_DATA_DIR=str(data), MEMVAULT_EMBEDDINGS="off"),
         cwd=tmp_path,
         timeout=60,
         check=False,

@@ -172,6 +172,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -472,8 +473,19 @@ class _Engine:
     squashed: re.Pattern[str]
 
 
-@functools.cache
+# functools.cache computes again in every thread that calls before the first call ends:
+# thirty model writes arriving at once (MCP over stdio, a busy gateway) each compiled the
+# engine, 30 x 0.6 s of CPU. One lock around the first build.
+_ENGINE_LOCK = threading.Lock()
+
+
 def _engine() -> _Engine:
+    with _ENGINE_LOCK:
+        return _build_engine()
+
+
+@functools.cache
+def _build_engine() -> _Engine:
     from memvault.domain.screening_gate import Gate, literal_prefixes
     from memvault.domain.screening_languages import OTHER_LANGUAGE_FORMS
     from memvault.domain.screening_rules import (
