@@ -8,7 +8,8 @@ Sets (tests/support/screening_corpora.py): the shared public injection examples
 (``../shared/data/injections-dev``, tuned on) and everyday notes (LoCoMo, tuned on),
 skipped with a note when that folder is missing; the project's own dev sets (tuned
 on); the project's docs (README.md, CONTRIBUTING.md, docs/**/*.md); and the held-out
-sets, written before tuning and not tuned on. For each set: attacks refused (recall)
+benign sets, written before tuning. Attacks come only from the shared data and the
+generated set: no attack set is kept in the repository. For each set: attacks refused (recall)
 or benign notes refused (false-positive rate), next to the targets (at least 95%
 refused, at most 1% refused), then per rule family, per language and per
 obfuscation. Cost: microseconds per KB over each corpus (best of five passes), and
@@ -182,17 +183,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         benign_sets["dev benign (tuned)"] = corpora.load("dev_benign")
         benign_sets["project docs"] = corpora.project_docs()
     if args.sets in ("all", "heldout"):
-        attack_sets["held-out attacks"] = corpora.load("heldout_attacks")
         benign_sets["held-out benign"] = corpora.load("heldout_benign")
         benign_sets["held-out 2 benign"] = corpora.load("heldout2_benign")
         benign_sets["held-out 3 benign"] = corpora.load("heldout3_benign")
     if args.sets in ("all", "heldout", "heldout4"):
         # the newest held-out set: committed (6b44669) before the screen first read it
-        attack_sets["held-out 4 attacks"] = corpora.load("heldout4_attacks")
         benign_sets["held-out 4 benign"] = corpora.load("heldout4_benign")
     if args.sets in ("all", "heldout", "heldout5"):
         # the newest held-out set: committed (193d450) before the screen first read it
-        attack_sets["held-out 5 attacks"] = corpora.load("heldout5_attacks")
         benign_sets["held-out 5 benign"] = corpora.load("heldout5_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")

@@ -2,8 +2,9 @@
 
 Two kinds of set:
 
-* the project's own (tests/data/screening/, see its README): ``dev_*`` to tune on and
-  ``heldout_*`` to measure on, attacks and benign notes, with paths among them;
+* the project's own benign notes (tests/data/screening/, see its README): ``dev_benign``
+  to tune on and ``heldout*_benign`` to measure on, with paths among them (no attack
+  set is kept in the repository);
 * shared development data, read from ``../shared/data`` next to the repository (or
   ``$MEMVAULT_SHARED_DATA``) at run time and never copied here: the public
   injection examples of ``injections-dev/attacks.jsonl`` and the everyday notes of
@@ -41,8 +42,7 @@ def _jsonl(path: Path) -> list[dict[str, str]]:
 
 
 def load(name: str) -> list[Sample]:
-    """``dev_benign``, ``heldout_attacks``, ``heldout_benign``, ``heldout2_benign`` or
-    ``heldout3_benign``."""
+    """A benign set of tests/data/screening: ``dev_benign`` or ``heldout*_benign``."""
     return [
         Sample(
             id=row["id"],
