@@ -15,6 +15,7 @@ pseudo-terminal, for what the CLI does only for a person at a terminal.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -22,12 +23,16 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from typer.testing import CliRunner
 
 from memvault.cli.main import app
 from memvault.container import get_services
 from memvault.settings import get_settings
+
+if TYPE_CHECKING:
+    from tests.support.servers import LiveServer
 
 # The console script installed next to the interpreter running the tests (.venv/bin).
 MEMVAULT = Path(sys.executable).parent / ("memvault.exe" if os.name == "nt" else "memvault")
@@ -161,3 +166,31 @@ def invoke_memvault(
         stderr=stderr,
         raw=result.stdout_bytes,
     )
+
+
+class ServerCli:
+    """The command line against a live server, signed in with a key (the admin key by
+    default): ``cli("keys", "list")``; ``ok``/``json`` insist it succeeds, ``failed``
+    that it exits 2 with its message on stderr, nothing on stdout and no traceback."""
+
+    def __init__(self, server: LiveServer, cwd: Path) -> None:
+        self.server = server
+        self.cwd = cwd
+
+    def __call__(self, *args: str, key: str | None = None) -> Result:
+        env = clean_env(MEMVAULT_API_KEY=key or self.server.admin_key)
+        return invoke_memvault(*args, "--url", self.server.url, env=env, cwd=self.cwd)
+
+    def ok(self, *args: str, key: str | None = None) -> str:
+        result = self(*args, key=key)
+        assert result.code == 0, str(result)
+        return result.stdout
+
+    def json(self, *args: str, key: str | None = None) -> Any:
+        return json.loads(self.ok(*args, "--json", key=key))
+
+    def failed(self, *args: str, key: str | None = None) -> str:
+        result = self(*args, key=key)
+        assert result.code == 2, str(result)
+        assert result.stdout == "" and "Traceback" not in result.stderr, str(result)
+        return result.stderr

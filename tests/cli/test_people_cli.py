@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from memvault.domain.identity import Role
 from memvault.domain.models import Toggles
-from tests.cli.helpers import Result, clean_env, invoke_memvault
+from tests.cli.helpers import ServerCli, clean_env, invoke_memvault
 from tests.support.people import PASSWORD
 from tests.support.servers import LiveServer
 
@@ -23,28 +22,7 @@ def backend() -> str:
     return "sqlite"
 
 
-class Cli:
-    def __init__(self, server: LiveServer, cwd: Path) -> None:
-        self.server = server
-        self.cwd = cwd
-
-    def __call__(self, *args: str, key: str | None = None) -> Result:
-        env = clean_env(MEMVAULT_API_KEY=key or self.server.admin_key)
-        return invoke_memvault(*args, "--url", self.server.url, env=env, cwd=self.cwd)
-
-    def ok(self, *args: str, key: str | None = None) -> str:
-        result = self(*args, key=key)
-        assert result.code == 0, str(result)
-        return result.stdout
-
-    def json(self, *args: str, key: str | None = None) -> Any:
-        return json.loads(self.ok(*args, "--json", key=key))
-
-    def failed(self, *args: str, key: str | None = None) -> str:
-        result = self(*args, key=key)
-        assert result.code == 2, str(result)
-        assert "Traceback" not in result.stderr, str(result)
-        return result.stderr
+Cli = ServerCli
 
 
 @pytest.fixture

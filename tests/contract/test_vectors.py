@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault.cli.serve import embed_pending_in_background
+from memvault.cli.serve import drain_outbox_in_background
 from memvault.container import Services, build_services
 from memvault.errors import ServiceUnavailable
 from memvault.ports import VectorHit
@@ -262,7 +262,7 @@ def test_the_server_embeds_a_bulk_commit_in_the_background(
         svc.vault.commit(user, [build_put("a.md", DECISION), build_put("b.md", GARDEN)])
         assert svc.vault.vector_status(user, "a.md") == "pending"
         stop = threading.Event()
-        thread = embed_pending_in_background(svc, every=0.01, stop=stop)
+        thread = drain_outbox_in_background(svc, every=0.01, stop=stop)
         try:
             deadline = time.monotonic() + 10
             while svc.vault.vector_status(user, "b.md") != "indexed":

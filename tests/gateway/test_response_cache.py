@@ -181,3 +181,23 @@ def test_a_request_with_memory_attached_bypasses_the_cache(
         answer = ask(gateway, secret, headers)
         assert answer.headers["x-cache"] == "bypass (memory)"
     assert len(upstream.requests) == 2
+
+
+def test_the_responses_format_is_cached_too(
+    gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    secret = key(gateway, owner(gateway), cache_ttl=600)
+
+    def respond() -> Any:
+        return openai_client(gateway, secret).responses.with_raw_response.create(
+            model="gpt-4o-mini", input="Name three prime numbers."
+        )
+
+    first = respond()
+    assert first.headers["x-cache"] == "miss"
+    usage(gateway, "acme", 1)
+    second = respond()
+    assert second.headers["x-cache"] == "hit"
+    assert second.parse().id == first.parse().id  # the same stored response, continuable
+    assert second.parse().output_text == first.parse().output_text
+    assert len(upstream.requests) == 1

@@ -86,19 +86,19 @@ def test_every_key_that_can_resolve_to_a_note_is_a_key_pointing_at_it() -> None:
 
 def test_link_text_names_the_note_unambiguously() -> None:
     by_key, by_name = maps(VAULT)
-    assert links.link_text("only/Here.md", "Home.md", by_key, by_name) == "Here"
-    assert links.link_text("a/Plan.md", "Home.md", by_key, by_name) == "a/Plan"
+    assert links.link_text("only/Here.md", by_key, by_name) == "Here"
+    assert links.link_text("a/Plan.md", by_key, by_name) == "a/Plan"
     # "b/Plan" is b/Plan.md's exact path, so a/b/Plan.md needs its whole path.
-    assert links.link_text("a/b/Plan.md", "Home.md", by_key, by_name) == "a/b/Plan"
-    assert links.link_text("x/y/Note.md", "Home.md", by_key, by_name) == "x/y/Note"
-    assert links.link_text("zz/Deep/Note.md", "Home.md", by_key, by_name) == "Deep/Note"
-    assert links.link_text("Plan.md", "a/b/x.md", by_key, by_name) == "Plan"
+    assert links.link_text("a/b/Plan.md", by_key, by_name) == "a/b/Plan"
+    assert links.link_text("x/y/Note.md", by_key, by_name) == "x/y/Note"
+    assert links.link_text("zz/Deep/Note.md", by_key, by_name) == "Deep/Note"
+    assert links.link_text("Plan.md", by_key, by_name) == "Plan"
 
 
 @given(st.sampled_from(VAULT), st.sampled_from(VAULT))
 def test_the_chosen_link_text_resolves_to_its_note_from_anywhere(target: str, source: str) -> None:
     by_key, by_name = maps(VAULT)
-    text = links.link_text(target, source, by_key, by_name)
+    text = links.link_text(target, by_key, by_name)
     assert resolve(text, source) == target
 
 

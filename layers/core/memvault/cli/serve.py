@@ -80,39 +80,30 @@ def serve(
     out.print(Text(f"memvault: serving http://{bind_host}:{bind_port} (Ctrl-C to stop)"))
     if embedded:
         drain_outbox_in_background(services)
-        embed_pending_in_background(services)
     uvicorn.run(create_app(services), host=bind_host, port=bind_port, log_level="warning")
 
 
-def drain_outbox_in_background(services: Services) -> threading.Thread:
-    """Index what the search outbox holds: notes committed by a process that died before
-    it indexed them (a crash mid-import), or while the index failed. In the background,
-    so a big backlog never delays the server's start; searches see notes as they land."""
-
-    def drain() -> None:
-        try:
-            drained = services.vault.indexing.drain_all()
-        except Exception:  # the server runs; `memvault reindex` is the last resort
-            log.warning("could not drain the search outbox at start", exc_info=True)
-            return
-        if drained:
-            log.info("drained the search outbox at start", extra={"notes": drained})
-
-    thread = threading.Thread(target=drain, name="memvault-outbox-drain", daemon=True)
-    thread.start()
-    return thread
-
-
-def embed_pending_in_background(
+def drain_outbox_in_background(
     services: Services, every: float = 0.5, stop: threading.Event | None = None
 ) -> threading.Thread:
-    """Drain what this server queued in the outbox while it runs: the vectors of a bulk
-    commit (an import; MEMVAULT_EMBEDDINGS_INLINE_NOTES), a model change's re-embedding,
-    an embedder outage's backlog. A batch at a time, so writes interleave. Runs until
-    ``stop`` is set (the server: for as long as the process)."""
+    """The search outbox, drained in the background for as long as the server runs
+    (until ``stop`` is set), so it never delays the start nor a write:
+
+    - first, everything it holds: notes committed by a process that died before it
+      indexed them (a crash mid-import, ADR 0039), or while the index failed;
+    - then what this server queues: the vectors of a bulk commit (an import;
+      MEMVAULT_EMBEDDINGS_INLINE_NOTES), a model change's re-embedding, an embedder
+      outage's backlog, a batch at a time so writes interleave."""
     stopping = stop or threading.Event()
 
     def run() -> None:
+        try:
+            drained = services.vault.indexing.drain_all(stop=stopping.is_set)
+        except Exception:  # the server runs; `memvault reindex` is the last resort
+            log.warning("could not drain the search outbox at start", exc_info=True)
+        else:
+            if drained:
+                log.info("drained the search outbox at start", extra={"notes": drained})
         while not stopping.wait(every):
             if not services.vault.indexing.pending:
                 continue
@@ -124,7 +115,7 @@ def embed_pending_in_background(
             if not drained and services.vault.indexing.pending:
                 stopping.wait(10 * every)  # the index or the embedder is failing: back off
 
-    thread = threading.Thread(target=run, name="memvault-outbox-pending", daemon=True)
+    thread = threading.Thread(target=run, name="memvault-outbox", daemon=True)
     thread.start()
     return thread
 

@@ -139,7 +139,6 @@ def keys_pointing_at(path: str) -> tuple[str, ...]:
 
 def link_text(
     target_path: str,
-    source_path: str,
     live_by_link_key: Mapping[str, str],
     paths_by_name_key: Mapping[str, Collection[str]],
 ) -> str:
@@ -149,9 +148,8 @@ def link_text(
     has, else its whole path (which the exact-path rule always gives it).
 
     Unambiguous, not merely "resolves today": a text that wins only by a tie-break would
-    change target when a note appears in the linking note's folder (``source_path`` is
-    kept for the signature's sake: the answer does not depend on it)."""
-    del source_path
+    change target when a note appears in the linking note's folder, so the answer does
+    not depend on which note links."""
     key = paths.link_key(target_path)
     written = target_path[: -len(paths.NOTE_SUFFIX)]
     segments = written.split("/")

@@ -35,6 +35,17 @@ class LinkTargets:
     def candidates(self, key: str) -> list[str]:
         return link_rules.candidates(key, self.live_by_link_key, self.paths_by_name_key)
 
+    def moved(self, old: str, new: str) -> LinkTargets:
+        """These targets once the note at ``old`` is at ``new``."""
+        live = {k: p for k, p in self.live_by_link_key.items() if p != old}
+        live[paths.link_key(new)] = new
+        by_name = {n: [p for p in ps if p != old] for n, ps in self.paths_by_name_key.items()}
+        by_name.setdefault(paths.name_key(new), []).append(new)
+        return LinkTargets(live, by_name)
+
+    def link_text(self, target: str) -> str:
+        return link_rules.link_text(target, self.live_by_link_key, self.paths_by_name_key)
+
 
 class LinkGraph:
     def __init__(self, store: LinkedNotes) -> None:
@@ -84,16 +95,11 @@ class LinkGraph:
                 counts[target] += 1
         return counts
 
-    def link_text_for(self, account_id: str, source: str, old: str, new: str) -> str:
-        """The shortest link text, written in ``source``, that will resolve to ``new`` once
-        the note at ``old`` has moved there."""
+    def link_text_for(self, account_id: str, old: str, new: str) -> str:
+        """The shortest link text that names ``new`` unambiguously once the note at
+        ``old`` has moved there (``old == new``: the note where it is)."""
         targets = self.targets(account_id, link_rules.keys_pointing_at(new))
-        live = {k: p for k, p in targets.live_by_link_key.items() if p != old}
-        live[paths.link_key(new)] = new
-        by_name = {n: [p for p in ps if p != old] for n, ps in targets.paths_by_name_key.items()}
-        by_name.setdefault(paths.name_key(new), []).append(new)
-        moved_source = new if source == old else source
-        return link_rules.link_text(new, moved_source, live, by_name)
+        return targets.moved(old, new).link_text(new)
 
     def move_rewrites(
         self, account_id: str, old: str, new: str, markdown_by_path: dict[str, str]
@@ -125,7 +131,7 @@ class LinkGraph:
                     wanted[(path, key)] = target
         if not wanted:
             return {}
-        after = self._after_move(account_id, old, new, set(wanted.values()), parsed, new_source=new)
+        after = self._after_move(account_id, old, new, set(wanted.values()), parsed)
         out: dict[str, str] = {}
         for path, text in markdown_by_path.items():
             source_after = new if path == old else path
@@ -144,9 +150,7 @@ class LinkGraph:
                     return None  # the text as written still reaches its target
                 if link.kind == "markdown" and "/" in link.target.lstrip("./"):
                     return goal[: -len(paths.NOTE_SUFFIX)]  # a path-style link stays one
-                return link_rules.link_text(
-                    goal, source, after.live_by_link_key, after.paths_by_name_key
-                )
+                return after.link_text(goal)
 
             rewritten = md.retarget_links(text, retarget)
             if rewritten != text:
@@ -160,19 +164,12 @@ class LinkGraph:
         new: str,
         goals: set[str],
         parsed: dict[str, list[tuple[md.WikiLink, str]]],
-        *,
-        new_source: str,
     ) -> LinkTargets:
         """The link targets as they will be once ``old`` is at ``new``."""
         keys: set[str] = set()
         for goal in goals:
             keys.update(link_rules.keys_pointing_at(goal))
         for path, found in parsed.items():
-            source = new_source if path == old else path
+            source = new if path == old else path
             keys.update(link_rules.stored_key(link.target, source) for link, _ in found)
-        targets = self.targets(account_id, keys)
-        live = {k: p for k, p in targets.live_by_link_key.items() if p != old}
-        live[paths.link_key(new)] = new
-        by_name = {n: [p for p in ps if p != old] for n, ps in targets.paths_by_name_key.items()}
-        by_name.setdefault(paths.name_key(new), []).append(new)
-        return LinkTargets(live, by_name)
+        return self.targets(account_id, keys).moved(old, new)

@@ -405,20 +405,7 @@ class TransferService:
                 # Reading is done at n of n, parsing not yet: the last report waits for it.
                 if progress and done % every == 0 and done < total:
                     progress("parsing", done, total)
-            if count > limits.max_notes and count > (account.note_count if account else 0):
-                raise QuotaExceeded(
-                    f"import refused, nothing was changed: the vault would hold {count} notes;"
-                    f" its limit is {limits.max_notes}",
-                    code="vault_note_limit",
-                )
-            if total_bytes > limits.max_bytes and total_bytes > (
-                account.total_bytes if account else 0
-            ):
-                raise QuotaExceeded(
-                    f"import refused, nothing was changed: the vault would hold {total_bytes}"
-                    f" bytes of notes; its limit is {limits.max_bytes} bytes",
-                    code="vault_byte_limit",
-                )
+            _check_fits(account, limits, notes=count, total_bytes=total_bytes)
             changes: list[NoteChange] = list(parser.results())
         if progress:
             progress("parsing", total, total)
@@ -448,18 +435,7 @@ class TransferService:
                 growth += entry.info.file_size
             else:
                 growth += entry.info.file_size - current.size
-        if new_notes and count + new_notes > limits.max_notes:
-            raise QuotaExceeded(
-                f"import refused, nothing was changed: the vault would hold"
-                f" {count + new_notes} notes; its limit is {limits.max_notes}",
-                code="vault_note_limit",
-            )
-        if growth > 0 and total_bytes + growth > limits.max_bytes:
-            raise QuotaExceeded(
-                f"import refused, nothing was changed: the vault would hold"
-                f" {total_bytes + growth} bytes of notes; its limit is {limits.max_bytes} bytes",
-                code="vault_byte_limit",
-            )
+        _check_fits(account, limits, notes=count + new_notes, total_bytes=total_bytes + growth)
 
     # ------------------------------------------------------------------ export
     def export_zip(
@@ -515,6 +491,25 @@ def _after_commit(
         progress(phase, done, total)
     except Exception:
         log.warning("import progress callback failed after the commit", exc_info=True)
+
+
+def _check_fits(account: Account | None, limits: Limits, *, notes: int, total_bytes: int) -> None:
+    """Refuse an import that would leave the vault past a limit it grows toward (a vault
+    already past a lowered limit may still take updates that do not grow it)."""
+    before_notes = account.note_count if account else 0
+    before_bytes = account.total_bytes if account else 0
+    if notes > limits.max_notes and notes > before_notes:
+        raise QuotaExceeded(
+            f"import refused, nothing was changed: the vault would hold {notes} notes;"
+            f" its limit is {limits.max_notes}",
+            code="vault_note_limit",
+        )
+    if total_bytes > limits.max_bytes and total_bytes > before_bytes:
+        raise QuotaExceeded(
+            f"import refused, nothing was changed: the vault would hold {total_bytes}"
+            f" bytes of notes; its limit is {limits.max_bytes} bytes",
+            code="vault_byte_limit",
+        )
 
 
 def _content_time(entry: _Entry, now: float) -> float | None:

@@ -428,9 +428,7 @@ def _link(
         )
     # The shortest text that resolves to the target: its name, or its path when another
     # note shares the name.
-    link_text = svc.vault.links.link_text_for(
-        caller.account_id, source.path, target.path, target.path
-    )
+    link_text = svc.vault.links.link_text_for(caller.account_id, target.path, target.path)
     if LINK_UNSAFE & set(link_text):
         raise InvalidInput(
             f"{target.path!r} cannot be named in a [[wikilink]] (its path has one of"
