@@ -21,6 +21,7 @@ from memvault.ports import (
     PasswordHasher,
     RateLimiter,
     ResponseCache,
+    ResponseChainStore,
     SearchIndex,
     VaultStore,
     VectorIndex,
@@ -67,6 +68,8 @@ class Services:
     vectors: VectorIndex | None
     profiles: ProfileService  # memory profiles (memIDs)
     response_cache: ResponseCache  # the gateway's exact-match cache (domain.response_cache)
+    # Responses ids a client got -> the upstream response they continue (ADR 0045).
+    response_chains: ResponseChainStore
 
 
 def build_services(
@@ -111,6 +114,11 @@ def build_services(
         from memvault.adapters.sqlite.response_cache import SqliteResponseCache
 
         response_cache: ResponseCache = SqliteResponseCache(db, max_bytes=settings.cache_max_bytes)
+        from memvault.adapters.sqlite.response_chains import SqliteResponseChains
+
+        response_chains: ResponseChainStore = SqliteResponseChains(
+            db, max_links=settings.responses_chain_max_links
+        )
     else:
         from memvault.adapters.aws import wiring
         from memvault.adapters.aws.budgets import DynamoRateLimiter
@@ -128,6 +136,11 @@ def build_services(
 
         response_cache = DynamoResponseCache(
             aws_store.table, aws_store.bodies, max_bytes=settings.cache_max_bytes
+        )
+        from memvault.adapters.aws.response_chains import DynamoResponseChains
+
+        response_chains = DynamoResponseChains(
+            aws_store.table, max_links=settings.responses_chain_max_links
         )
         email_attempts = DynamoRateLimiter(aws_store.table, email_policy)
         client_attempts = DynamoRateLimiter(aws_store.table, client_policy)
@@ -189,6 +202,7 @@ def build_services(
         vectors=vectors,
         profiles=ProfileService(profile_store, audit, embedding, lambda: embedding.embedder, clock),
         response_cache=response_cache,
+        response_chains=response_chains,
     )
 
 

@@ -41,6 +41,7 @@ from memvault.domain.models import (
 )
 from memvault.domain.profiles import MemoryProfile, ProfileItem, ProfilePatch
 from memvault.domain.response_cache import CachedAnswer
+from memvault.domain.response_chains import ChainLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -666,4 +667,20 @@ class ResponseCache(Protocol):
     ) -> None: ...
     def clear(self, account_id: str) -> int:
         """Erase every entry of the organisation; how many there were."""
+        ...
+
+
+# ---------------------------------------------------------------------- Responses chains
+class ResponseChainStore(Protocol):
+    """Where a response id a client got continues upstream, per organisation
+    (domain.response_chains, ADR 0045). Bounded: past ``max_links`` an organisation's
+    oldest links are dropped; expired links are never returned."""
+
+    def get(self, account_id: str, response_id: str, *, now: float) -> ChainLink | None: ...
+    def put(self, account_id: str, response_id: str, link: ChainLink, *, expires_at: float) -> None:
+        """Store (or replace) the link; ``link.created_at`` orders the oldest first."""
+        ...
+
+    def clear(self, account_id: str) -> int:
+        """Erase every link of the organisation; how many there were."""
         ...

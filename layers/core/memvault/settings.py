@@ -81,6 +81,11 @@ class Settings(BaseSettings):
     # The gateway's response cache (opt-in per key or request): what one organisation's
     # cached answers may hold before the oldest are evicted.
     cache_max_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    # Responses continued across memory rounds (ADR 0045): how long the gateway remembers
+    # which upstream response a client's response id continues (the provider keeps stored
+    # responses 30 days), and how many such links one organisation keeps (oldest dropped).
+    responses_chain_ttl_seconds: int = Field(default=30 * 24 * 3600, ge=1)
+    responses_chain_max_links: int = Field(default=10_000, ge=0)
 
     # --- Embeddings (vector search, passages in recall): "local" is a static model that
     # ships in a package (wordllama, no download; ADR 0024), "openai" calls /embeddings on
