@@ -58,3 +58,20 @@ def test_the_scheduled_drain_and_reindex_empty_the_outbox(
     assert services.vault.reindex(user.account_id) == 2
     assert services.store.queued_reindex(user.account_id) == []
     assert sorted(paths_found(services, user, "lychee")) == ["a.md", "b.md"]
+
+
+def test_a_queued_note_is_found_by_one_lookup_in_its_own_outbox_only(
+    services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with index_down(services, monkeypatch):
+        services.vault.write(user, "work/a.md", "kumquat")
+    services.vault.write(user, "b.md", "the next good commit drains the outbox")
+    assert not services.store.is_queued_reindex(user.account_id, "work/a.md")  # drained
+    services.store.queue_reindex(user.account_id, ["work/a.md", "c.md"])
+    assert services.store.is_queued_reindex(user.account_id, "work/a.md")
+    assert services.store.is_queued_reindex(user.account_id, "c.md")
+    assert not services.store.is_queued_reindex(user.account_id, "b.md")
+    assert not services.store.is_queued_reindex(user.account_id, "work")
+    assert not services.store.is_queued_reindex("another-account", "work/a.md")
+    services.store.unqueue_reindex(user.account_id, ["c.md"])
+    assert not services.store.is_queued_reindex(user.account_id, "c.md")

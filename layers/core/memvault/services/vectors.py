@@ -32,7 +32,7 @@ log = logging.getLogger("memvault.vectors")
 VectorStatus = Literal["indexed", "pending", "off"]
 # Notes embedded per embedder call while re-embedding a vault.
 REEMBED_BATCH = 200
-# How far into an outbox a status check looks for the note.
+# How many queued notes a vault's vector status counts at most.
 STATUS_QUEUE_SCAN = 10_000
 
 
@@ -185,7 +185,7 @@ class VectorSync:
         model = self.model
         if model is None:
             return "off"
-        if path in set(self.store.queued_reindex(account_id, STATUS_QUEUE_SCAN)):
+        if self.store.is_queued_reindex(account_id, path):
             return "pending"
         try:
             stored = self.vectors.indexed_paths(account_id, [path])

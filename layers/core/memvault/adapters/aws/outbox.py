@@ -33,6 +33,9 @@ class DynamoSearchOutbox(DynamoParts):
                 break
         return out
 
+    def is_queued_reindex(self, account_id: str, path: str) -> bool:
+        return self.table.get(keys.account_pk(account_id), keys.queue_sk(path)) is not None
+
     def unqueue_reindex(self, account_id: str, note_paths: Collection[str]) -> None:
         pk = keys.account_pk(account_id)
         self.table.batch_write([], [(pk, keys.queue_sk(p)) for p in note_paths])

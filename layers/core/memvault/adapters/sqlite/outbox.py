@@ -31,6 +31,16 @@ class SqliteSearchOutbox(SqliteParts):
         )
         return [r["path"] for r in rows]
 
+    def is_queued_reindex(self, account_id: str, path: str) -> bool:
+        row = (
+            self.db.connection()
+            .execute(
+                "SELECT 1 FROM index_queue WHERE account_id = ? AND path = ?", (account_id, path)
+            )
+            .fetchone()
+        )
+        return row is not None
+
     def unqueue_reindex(self, account_id: str, note_paths: Collection[str]) -> None:
         with self.db.transaction() as conn:
             conn.executemany(
