@@ -66,3 +66,30 @@ def test_missing_model_files_are_unavailable_not_a_crash(tmp_path) -> None:  # t
     with pytest.raises(ServiceUnavailable) as info:
         StaticEmbedder.load(tmp_path)
     assert info.value.code == "embeddings_unavailable"
+
+
+def test_remembered_pieces_give_the_tokenizers_own_ids(local: StaticEmbedder) -> None:
+    # The embedder tokenizes each piece of a text once and remembers it; the ids must be
+    # the ones the tokenizer gives the whole text, spaces, marks and odd characters too.
+    import unicodedata
+
+    texts = [
+        "we picked Postgres, then   moved to SQLite.\n\n## Why\n- boring, tested",
+        "  leading and trailing spaces  ",
+        "tab\there\r\nnew line ▁ a literal space mark ▁▁x",
+        "Ünïcödé ｆｕｌｌｗｉｄｔｈ ﬁ 中文 🎉 \u00a0nbsp",
+        "x " * 1500,  # past MAX_TOKENS
+        "",
+        " ",
+    ]
+    ours = local._token_ids(texts + texts)  # the second time from the remembered pieces
+    tokenizer = local._tokenizer
+    theirs = [
+        enc.ids
+        for enc in tokenizer.encode_batch(
+            [unicodedata.normalize("NFKC", t) for t in texts], add_special_tokens=False
+        )
+    ]
+    assert local._pieces is not None  # the fast path is the one this model takes
+    assert ours == theirs + theirs
+    assert len(ours[4]) == 2048

@@ -52,6 +52,7 @@ class _Unit:
     start: int  # in the body
     end: int
     tokens: int
+    cut: bool = False  # cut inside a run of word characters (its tokens may not add up)
 
 
 def _sections(body: str) -> list[tuple[str, int, int]]:
@@ -104,7 +105,8 @@ def _split_long(body: str, start: int, end: int, max_tokens: int) -> list[_Unit]
                 piece_end = w_end
                 while count_tokens(body[w_start:piece_end]) > max_tokens:
                     piece_end = w_start + max(1, (piece_end - w_start) // 2)
-                units.append(_Unit(w_start, piece_end, count_tokens(body[w_start:piece_end])))
+                piece = count_tokens(body[w_start:piece_end])
+                units.append(_Unit(w_start, piece_end, piece, cut=True))
                 w_start = piece_end
     return units
 
@@ -159,7 +161,8 @@ def chunk_body(
         raise ValueError("need max_tokens >= 1 and 0 <= overlap < max_tokens")
     chunks: list[Chunk] = []
 
-    def add(heading: str, start: int, end: int) -> None:
+    def add(heading: str, units: list[_Unit]) -> None:
+        start, end = units[0].start, units[-1].end
         # Blank edges are left out: the chunk starts and ends on text.
         while start < end and body[start].isspace():
             start += 1
@@ -177,14 +180,20 @@ def chunk_body(
                 length=end - start,
                 text=text,
                 embed_text=f"{context}\n\n{text}" if context else text,
-                tokens=count_tokens(text),
+                # Whole units' tokens add up (no token spans a line, sentence or word
+                # boundary); a unit cut inside a word is counted again.
+                tokens=(
+                    count_tokens(text)
+                    if any(u.cut for u in units)
+                    else sum(u.tokens for u in units)
+                ),
             )
         )
 
     for heading, start, end in _sections(body):
         units = [u for u in _units(body, start, end, max_tokens) if u.end > u.start]
         for first, last in _pack(units, max_tokens, overlap):
-            add(heading, units[first].start, units[last - 1].end)
+            add(heading, units[first:last])
     if not chunks:
         context = "\n".join(part for part in (title, path) if part)
         chunks.append(Chunk(0, "", base, 0, "", context, 0))

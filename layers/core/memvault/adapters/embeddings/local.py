@@ -12,6 +12,8 @@ root logger and pulls in modules memvault does not use).
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import threading
 import unicodedata
 from collections.abc import Sequence
@@ -33,6 +35,15 @@ _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 # over more tokens than this no longer moves.
 MAX_TOKENS = 2048
 _BATCH = 256
+# The tokenizer's normaliser puts this before the text and in place of every space.
+_SPACE = "\u2581"
+# Pieces of a normalised text that BPE never merges across: a run of the space mark and
+# the characters up to the next one. Exact for this vocabulary: no token holds the mark
+# after another character (checked at load, ``_pieces_are_exact``), so the tokens of a
+# text are its pieces' tokens, one after the other.
+_PIECE_RE = re.compile(f"{_SPACE}+[^{_SPACE}]*|[^{_SPACE}]+")
+# Pieces remembered with their token ids (a vault repeats its words): about 100 bytes each.
+PIECE_CACHE = 200_000
 
 
 def package_dir() -> Path:
@@ -56,6 +67,9 @@ class StaticEmbedder:
         self._tokenizer = tokenizer
         self._model = model
         self._lock = threading.Lock()
+        # Token ids by piece (see _PIECE_RE), when the vocabulary allows it; else None and
+        # every text goes through the tokenizer whole.
+        self._pieces: dict[str, list[int]] | None = {} if _pieces_are_exact(tokenizer) else None
 
     @classmethod
     def load(cls, root: Path | None = None, *, dimension: int = DIMENSION) -> StaticEmbedder:
@@ -103,20 +117,75 @@ class StaticEmbedder:
     def _embed(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.float32], int]:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         tokens = 0
-        prepared = [unicodedata.normalize("NFKC", text) for text in texts]
-        for start in range(0, len(prepared), _BATCH):
-            batch = prepared[start : start + _BATCH]
-            with self._lock:
-                encoded = self._tokenizer.encode_batch(batch, add_special_tokens=False)
-            for row, enc in enumerate(encoded):
-                ids = enc.ids
-                if not ids:
-                    continue
-                tokens += len(ids)
-                out[start + row] = self._table[ids].mean(axis=0)
+        for row, ids in enumerate(self._token_ids(texts)):
+            if not ids:
+                continue
+            tokens += len(ids)
+            out[row] = self._table[ids].mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out, tokens
+
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's token ids (NFKC first, no special tokens, at most MAX_TOKENS), as
+        the tokenizer gives them. BPE over a whole chunk is most of an embedding's cost
+        (bench/embedders.py), and a vault repeats its words: each piece is tokenized once
+        and remembered (``PIECE_CACHE``), the same ids the tokenizer would give."""
+        prepared = [unicodedata.normalize("NFKC", text) for text in texts]
+        pieces = self._pieces
+        if pieces is None:
+            out: list[list[int]] = []
+            for start in range(0, len(prepared), _BATCH):
+                with self._lock:
+                    encoded = self._tokenizer.encode_batch(
+                        prepared[start : start + _BATCH], add_special_tokens=False
+                    )
+                out.extend(enc.ids for enc in encoded)
+            return out
+        found = _PIECE_RE.findall
+        model = self._tokenizer.model
+        result: list[list[int]] = []
+        with self._lock:  # the cache and the model are shared
+            if len(pieces) > PIECE_CACHE:
+                pieces.clear()
+            for text in prepared:
+                ids: list[int] = []
+                if text:  # the tokenizer gives an empty text no tokens (no space mark)
+                    for piece in found(_SPACE + text.replace(" ", _SPACE)):
+                        got = pieces.get(piece)
+                        if got is None:
+                            got = pieces[piece] = [t.id for t in model.tokenize(piece)]
+                        ids += got
+                result.append(ids[:MAX_TOKENS])
+        return result
+
+
+def _pieces_are_exact(tokenizer: Any) -> bool:
+    """Whether a text's tokens are its pieces' tokens: the tokenizer is the one this
+    module knows (a normaliser that marks spaces, no pre-tokenizer, BPE), and no token of
+    its vocabulary holds the space mark after another character (a merge across pieces)."""
+    try:
+        config = json.loads(tokenizer.to_str())
+        normalizers = (config.get("normalizer") or {}).get("normalizers") or []
+        steps = [
+            (n.get("type"), n.get("prepend") or (n.get("pattern") or {}).get("String"))
+            for n in normalizers
+        ]
+        replaced = [n.get("content") for n in normalizers if n.get("type") == "Replace"]
+        vocab = tokenizer.get_vocab()
+    except Exception:  # another tokenizer build: the whole-text path
+        return False
+    if config.get("pre_tokenizer") is not None or steps != [
+        ("Prepend", _SPACE),
+        ("Replace", " "),
+    ]:
+        return False
+    if replaced != [_SPACE]:
+        return False
+    if (config.get("model") or {}).get("type") != "BPE":
+        return False
+    inner = re.compile(f"[^{_SPACE}]{_SPACE}")
+    return not any(inner.search(token) for token in vocab)
 
 
 # The leading columns of the table that make a shorter vector (MEMVAULT_EMBEDDINGS_DIMENSION).
