@@ -127,7 +127,7 @@ def build_services(
         aws_store, search, limiter = wiring.build(settings, policy)
         store, index = aws_store, search
         if vectors is None and settings.embeddings != "off":
-            vectors = wiring.vector_index(settings, search.client)
+            vectors = wiring.deferred_vector_index(settings, search)
         from memvault.adapters.aws.profiles import DynamoProfileStore
 
         profile_store = DynamoProfileStore(aws_store.table)

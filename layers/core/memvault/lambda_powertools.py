@@ -195,9 +195,15 @@ class Powertools:
 
     def drain_when_idle(self, indexing: Drainable, index: object) -> None:
         """Run an ``IdleDrain`` of ``indexing`` after each invocation; ``index`` is the
-        search index (its ``reachable`` probe is used when it has one)."""
-        probe = getattr(index, "reachable", None)
-        self.idle = IdleDrain(indexing, probe if callable(probe) else None)
+        search index (its ``reachable`` probe is used when it has one). The probe is looked
+        up when a drain runs, not now: reading it from a deferred adapter would build it
+        and import opensearch-py at cold start (ADR 0052)."""
+
+        def probe(timeout: float) -> bool:
+            reachable = getattr(index, "reachable", None)
+            return bool(reachable(timeout)) if callable(reachable) else True
+
+        self.idle = IdleDrain(indexing, probe)
 
     def handler(self, fn: Handler, *, correlation_id_path: str | None = None) -> Handler:
         """``fn`` with the invocation's context in the logs, a trace, and its metrics

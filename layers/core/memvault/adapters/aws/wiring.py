@@ -6,7 +6,8 @@ search outage must not stop a function from starting (ADR 0031); it is checked (
 created) by the first operation that needs it. The search adapter is not even built at
 startup: ``build`` hands out a ``DeferredSearchIndex`` that builds it on first use, so a
 function that never searches (the retention sweep) never imports opensearch-py and the
-requests stack under it (a few hundred ms of a cold start, ADR 0035).
+requests stack under it (a few hundred ms of a cold start, ADR 0035); nor does a function
+that searches until its first search (``deferred_vector_index``, ADR 0052).
 """
 
 from __future__ import annotations
@@ -93,6 +94,15 @@ def vector_index(settings: Settings, client: OpenSearch | None = None) -> OpenSe
         create_missing=settings.opensearch_create_index,
         shards=settings.opensearch_shards,
         replicas=settings.opensearch_replicas,
+    )
+
+
+def deferred_vector_index(settings: Settings, search: OpenSearchIndex) -> OpenSearchVectorIndex:
+    """``vector_index`` on ``search``'s client, built on first use like ``search`` itself
+    (reading ``search.client`` at start would build it, importing opensearch-py)."""
+    return cast(
+        "OpenSearchVectorIndex",
+        DeferredSearchIndex(lambda: vector_index(settings, search.client)),
     )
 
 
