@@ -168,6 +168,7 @@ ROUTES = [
     # the organisation, its limits and money
     Route("GET", "/v1/org", EVERYONE),
     Route("PATCH", "/v1/org", OWNER, _json({"name": "Renamed"})),
+    Route("PATCH", "/v1/org", ADMINS, _json({"search_mode": "keyword", "min_score": 0.2})),
     Route("GET", "/v1/account", EVERYONE),
     Route("PATCH", "/v1/account/limits", OWNER, _json({"max_notes": 100})),
     Route("GET", "/v1/balance", EVERYONE),

@@ -47,6 +47,8 @@ EXPECTED: dict[Action, dict[str, set[str]]] = {
     Action.READ_BALANCE: {"owner": ALL, "admin": ALL, "member": ALL, "vault key": ALL},
     Action.CHANGE_BILLING: {"owner": ALL, "admin": NONE, "member": NONE, "vault key": NONE},
     Action.CHANGE_LIMITS: {"owner": ALL, "admin": NONE, "member": NONE, "vault key": NONE},
+    # The organisation's default search mode and min_score (issue 19): owners and admins.
+    Action.CHANGE_SEARCH: {"owner": ALL, "admin": ALL, "member": NONE, "vault key": NONE},
     Action.READ_USAGE: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": OWN},
     Action.LIST_MEMBERS: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": NONE},
     Action.CHANGE_ROLE: {"owner": ALL, "admin": NONE, "member": NONE, "vault key": NONE},

@@ -196,7 +196,7 @@ def build_services(
         sessions=sessions,
         members=members,
         keys=KeyService(store, accounts, audit),
-        org=OrgService(store, accounts, billing, audit),
+        org=OrgService(store, accounts, billing, audit, vault.search_defaults),
         callers=CallerResolver(accounts, store, sessions),
         embedding=embedding,
         vectors=vectors,

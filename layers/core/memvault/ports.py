@@ -32,6 +32,7 @@ from memvault.domain.models import (
     NoteSummary,
     NoteVersion,
     Reservation,
+    SearchDefaults,
     SearchDoc,
     SearchHit,
     SearchQuery,
@@ -237,6 +238,11 @@ class OrganisationStore(Protocol):
     def list_organisation(self, account_id: str) -> None:
         """Make sure the directory lists this existing organisation (idempotent; the
         upgrade of an account made before the directory existed)."""
+        ...
+
+    def set_search_defaults(self, account_id: str, defaults: SearchDefaults) -> Account:
+        """Store the organisation's default search mode and min_score (None fields: the
+        deployment's). Raises NotFound (account_not_found)."""
         ...
 
 

@@ -22,15 +22,33 @@ Name = Annotated[str, Field(min_length=1, max_length=100)]
 
 class OrgOut(AccountOut):
     created_at: datetime
+    search_mode: Literal["keyword", "semantic", "hybrid"] | None = Field(
+        description="The default mode of search and recall where the request (or for"
+        " recall the key) names none; null: the deployment's (hybrid when vectors are on)."
+    )
+    min_score: float | None = Field(
+        description="The default relevance cut-off (0-1) of search and recall in every mode;"
+        " null: the mode's own (0.4 for semantic and hybrid, none for keyword)."
+    )
 
     @classmethod
     def of_org(cls, account: Account) -> OrgOut:
-        return cls(**AccountOut.of(account).model_dump(), created_at=iso(account.created_at))
+        return cls(
+            **AccountOut.of(account).model_dump(),
+            created_at=iso(account.created_at),
+            search_mode=account.search.mode,
+            min_score=account.search.min_score,
+        )
 
 
 class OrgPatchIn(BaseModel):
+    """PATCH /v1/org: what is sent changes. ``name``: owners; ``search_mode`` and
+    ``min_score``: owners and admins ("default" or null: back to the deployment's)."""
+
     model_config = STRICT_IN
-    name: Name
+    name: Name | None = None
+    search_mode: Literal["keyword", "semantic", "hybrid", "default"] | None = None
+    min_score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
 
 
 class MemberOut(BaseModel):

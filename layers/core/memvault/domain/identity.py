@@ -141,6 +141,7 @@ class AuditKind(StrEnum):
     KEY_REVOKED = "key_revoked"
     ORG_CREATED = "org_created"
     ORG_RENAMED = "org_renamed"
+    SEARCH_DEFAULTS_CHANGED = "search_defaults_changed"  # the organisation's mode/min_score
     MEMORY_DELETED = "memory_deleted"  # a memory profile erased (its id and owner only)
 
 

@@ -22,6 +22,16 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchDefaults:
+    """An organisation's defaults for search and recall (ADR 0050): used where a request
+    (or, for recall, the key) names none; None leaves the deployment's (MEMVAULT_SEARCH_MODE;
+    the mode's own cut-off, domain.fusion.DEFAULT_MIN_SCORE for semantic and hybrid)."""
+
+    mode: str | None = None  # "keyword" | "semantic" | "hybrid"
+    min_score: float | None = None  # 0-1, for every mode
+
+
+@dataclass(frozen=True, slots=True)
 class Account:
     id: str
     name: str
@@ -32,6 +42,7 @@ class Account:
     # Counts the commits that changed the vault's notes (writes, moves, deletes, imports,
     # and an import rolled back). What was recalled for a message holds while it stays.
     revision: int = 0
+    search: SearchDefaults = field(default_factory=SearchDefaults)
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ class Action(StrEnum):
     READ_BALANCE = "billing.read"
     CHANGE_BILLING = "billing.change"  # the balance, and any key's spend cap
     CHANGE_LIMITS = "limits.change"
+    CHANGE_SEARCH = "search.change"  # the organisation's default search mode and min_score
     READ_USAGE = "usage.read"  # target: the key whose usage is read
     LIST_MEMBERS = "members.list"  # target: the member listed
     CHANGE_ROLE = "members.role"
@@ -93,6 +94,7 @@ TABLE: dict[Action, Permission] = {
     Action.READ_BALANCE:      Permission(ANY,       ANY,       ANY,    ANY),
     Action.CHANGE_BILLING:    Permission(ANY,       NO,        NO,     NO),
     Action.CHANGE_LIMITS:     Permission(ANY,       NO,        NO,     NO),
+    Action.CHANGE_SEARCH:     Permission(ANY,       ANY,       NO,     NO),
     Action.READ_USAGE:        Permission(ANY,       ANY,       OWN,    OWN),
     Action.LIST_MEMBERS:      Permission(ANY,       ANY,       OWN,    NO),
     Action.CHANGE_ROLE:       Permission(ANY,       NO,        NO,     NO),

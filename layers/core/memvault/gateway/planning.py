@@ -87,6 +87,8 @@ def plan_request(
         plan.notices.append(NO_VAULT)
         plan.tools_on = False
         return plan
+    # Read for this request anyway: recall and the tools use the org's defaults as they are.
+    services.vault.search_defaults.remember(account)
 
     if plan.tools_on and api.client_tool_names(body) & MEMORY_TOOL_NAMES:
         plan.tools_on = False

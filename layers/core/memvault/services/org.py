@@ -16,6 +16,7 @@ from memvault.services.accounts import AccountService
 from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
 from memvault.services.context import Caller
+from memvault.services.search_defaults import SearchDefaultsReader, checked_defaults
 
 MAX_ORG_NAME = 100
 
@@ -56,11 +57,14 @@ class OrgService:
         accounts: AccountService,
         billing: BillingService,
         audit: AuditService,
+        search_defaults: SearchDefaultsReader | None = None,
     ) -> None:
         self.store = store
         self.accounts = accounts
         self.billing = billing
         self.audit = audit
+        # The vault's reader, told of a change so this process applies it at once.
+        self.search_defaults = search_defaults
 
     def organisation(self, actor: Caller) -> Account:
         require(actor, Action.READ_ORG)
@@ -76,6 +80,50 @@ class OrgService:
         account = self.store.rename_organisation(actor.account_id, name)
         self.audit.record(
             actor.account_id, AuditKind.ORG_RENAMED, actor=actor, target_id=account.id
+        )
+        return account
+
+    def update(
+        self,
+        actor: Caller,
+        *,
+        name: str | None = None,
+        search: tuple[str | None, float | None] | None = None,
+    ) -> Account:
+        """Rename and/or set the search defaults (``search``: mode, min_score), each
+        checked before either is changed; with neither, the organisation as it is."""
+        if name is not None:
+            require(actor, Action.RENAME_ORG)
+        if search is not None:
+            require(actor, Action.CHANGE_SEARCH)
+            checked_defaults(*search)
+        account = None
+        if name is not None:
+            account = self.rename(actor, name)
+        if search is not None:
+            account = self.set_search_defaults(actor, mode=search[0], min_score=search[1])
+        return account if account is not None else self.organisation(actor)
+
+    def set_search_defaults(
+        self, actor: Caller, *, mode: str | None, min_score: float | None
+    ) -> Account:
+        """Owners and admins: the organisation's default search mode and min_score, for
+        search and recall where neither the request nor the key names one (None: the
+        deployment's). InvalidInput names the field refused."""
+        require(actor, Action.CHANGE_SEARCH)
+        defaults = checked_defaults(mode, min_score)
+        account = self.store.set_search_defaults(actor.account_id, defaults)
+        if self.search_defaults is not None:
+            self.search_defaults.remember(account)
+        self.audit.record(
+            actor.account_id,
+            AuditKind.SEARCH_DEFAULTS_CHANGED,
+            actor=actor,
+            target_id=account.id,
+            detail={
+                "mode": defaults.mode or "default",
+                "min_score": "default" if defaults.min_score is None else f"{defaults.min_score:g}",
+            },
         )
         return account
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 
 from memvault.domain.memo import Memo, text_digest
 from memvault.domain.models import Note, SearchHit
@@ -36,7 +37,7 @@ from memvault.domain.recall import (
     new_placement_memo,
 )
 from memvault.services.context import Caller
-from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService
+from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService, parse_mode
 from memvault.tokens import recall_count_tokens as default_count_tokens
 
 # Only this much of the message is the query. Search keeps at most 64 distinct terms
@@ -48,9 +49,10 @@ MAX_QUERY_CHARS = 2_000
 MEMO_MAX_ENTRIES = 1024
 MEMO_MAX_AGE_SECONDS = 30.0
 
-# (account, vault revision, notes, token budget, query digest, search mode): the account
-# is in the key because revisions of different vaults can be equal.
-MemoKey = tuple[str, int, int, int, bytes, str | None]
+# (account, vault revision, notes, token budget, query digest, search mode, min_score):
+# the account is in the key because revisions of different vaults can be equal; the mode
+# and cut-off are the ones that run (the organisation's may change at the same revision).
+MemoKey = tuple[str, int, int, int, bytes, str, float | None]
 RecallMemo = Memo[MemoKey, RecallBlock | None]
 
 
@@ -91,28 +93,56 @@ class RecallService:
         for the same message at the same revision is reused; without it, recall runs.
         Recall is automatic, not something the user or the model asked for, so its search
         does not spend the account's search budget (charge=False). ``mode`` is the search
-        mode (a key's override; None: the account's default, hybrid when vectors are on):
+        mode (a key's override; None: the organisation's default, else the deployment's):
         a semantic or hybrid search brings each note's matched passages, and a note too
         long for its share of the budget is placed as them (domain.recall).
         """
         query = query_text(message_text)
         if not query.strip() or max_notes < 1 or token_budget < 1:
             return None
+        # The key's mode, else the organisation's, else the deployment's; this service's
+        # cut-off, else the organisation's (services.search_defaults).
+        asked, min_score = self.vault.search_defaults.resolve(
+            caller.account_id,
+            parse_mode(mode) if mode is not None else None,
+            self.min_score,
+            self.vault.default_mode,
+        )
+        run = partial(
+            self._recall,
+            caller,
+            query,
+            max_notes=max_notes,
+            token_budget=token_budget,
+            mode=asked.value,
+            min_score=min_score,
+        )
         if vault_revision is None:
-            return self._recall(
-                caller, query, max_notes=max_notes, token_budget=token_budget, mode=mode
-            )
-        key = (caller.account_id, vault_revision, max_notes, token_budget, text_digest(query), mode)
+            return run()
+        key = (
+            caller.account_id,
+            vault_revision,
+            max_notes,
+            token_budget,
+            text_digest(query),
+            asked.value,
+            min_score,
+        )
         found, block = self.memo.lookup(key)
         if not found:
-            block = self._recall(
-                caller, query, max_notes=max_notes, token_budget=token_budget, mode=mode
-            )
+            block = run()
             self.memo.put(key, block)
         return block
 
     def _recall(
-        self, caller: Caller, query: str, *, max_notes: int, token_budget: int, mode: str | None
+        self,
+        caller: Caller,
+        query: str,
+        *,
+        max_notes: int,
+        token_budget: int,
+        mode: str,
+        min_score: float | None,
     ) -> RecallBlock | None:
         # No snippets: the notes are read whole below, and snippets cost engine time.
         # A message's common words tell its notes apart least and cost the most to match.
@@ -124,7 +154,7 @@ class RecallService:
             snippets=False,
             skip_common_terms=True,
             mode=mode,
-            min_score=self.min_score,
+            min_score=min_score,
         )
         # Read in one go; a note deleted (or moved) since the search is left out.
         by_path = {hit.path: hit for hit in hits}

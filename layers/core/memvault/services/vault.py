@@ -44,6 +44,7 @@ from memvault.services.context import Caller
 from memvault.services.hybrid import HybridSearch, SearchOutcome, SemanticSearch
 from memvault.services.indexing import IndexSync
 from memvault.services.links import LinkGraph
+from memvault.services.search_defaults import SearchDefaultsReader
 from memvault.services.vectors import VectorStatus, VectorSync
 
 log = logging.getLogger("memvault.vault")
@@ -170,6 +171,8 @@ class VaultService:
         self.budgets = budgets
         self.clock = clock
         self.hybrid = HybridSearch(store, index, semantic, clock)
+        # The organisation's default mode and min_score (services.search_defaults).
+        self.search_defaults = SearchDefaultsReader(store)
         self.links = LinkGraph(store)
         self.vectors = vectors
         self.indexing = IndexSync(store, index, self.links, vectors)
@@ -272,10 +275,11 @@ class VaultService:
         mode: str | None = None,
         min_score: float | None = None,
     ) -> SearchOutcome:
-        """Ranked search in ``mode`` (keyword, semantic or hybrid; None: the default),
-        hits under ``min_score`` dropped (semantic and hybrid: DEFAULT_MIN_SCORE when
-        None; keyword: none unless given), with the mode that ran (services.hybrid)."""
-        asked = parse_mode(mode) if mode is not None else self.default_mode()
+        """Ranked search in ``mode`` (keyword, semantic or hybrid; None: the
+        organisation's default, else the deployment's), hits under ``min_score`` dropped
+        (None: the organisation's, else semantic and hybrid DEFAULT_MIN_SCORE and keyword
+        none), with the mode that ran (services.hybrid)."""
+        requested = parse_mode(mode) if mode is not None else None
         if min_score is not None and not 0.0 <= min_score <= 1.0:
             raise InvalidInput(
                 f"min_score must be between 0 and 1, not {min_score}",
@@ -300,6 +304,9 @@ class VaultService:
         )
         if charge:
             self.budgets.charge(caller.account_id, Bucket.SEARCHES)
+        asked, min_score = self.search_defaults.resolve(
+            caller.account_id, requested, min_score, self.default_mode
+        )
         return self.hybrid.run(caller.account_id, query, mode=asked, min_score=min_score)
 
     def backlinks(self, caller: Caller, path: str) -> list[NoteSummary]:

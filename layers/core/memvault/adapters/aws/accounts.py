@@ -10,7 +10,7 @@ from memvault.adapters.aws import keys, quota
 from memvault.adapters.aws.base import DynamoParts
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import Item, serialize, values
-from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
+from memvault.domain.models import Account, ApiKey, KeySettings, Limits, SearchDefaults, Toggles
 from memvault.errors import Conflict, NotFound
 
 
@@ -27,6 +27,8 @@ def account_from(state: quota.State) -> Account:
         note_count=usage.note_count,
         total_bytes=usage.total_bytes,
         revision=state.revision,
+        # Absent until an owner or admin sets them (ADR 0050): the deployment's.
+        search=SearchDefaults(mode=item.get("search_mode"), min_score=item.get("min_score")),
     )
 
 

@@ -14,7 +14,7 @@ from memvault.adapters.aws.accounts import account_from, org_directory_item
 from memvault.adapters.aws.base import DynamoParts
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import values
-from memvault.domain.models import Account
+from memvault.domain.models import Account, SearchDefaults
 from memvault.errors import NotFound
 
 
@@ -67,3 +67,43 @@ class DynamoOrganisationStore(DynamoParts):
         if account is None:
             raise _not_found(account_id)
         self.table.put(org_directory_item(account))
+
+    def set_search_defaults(self, account_id: str, defaults: SearchDefaults) -> Account:
+        # A None field is removed from the item: it reads back as the deployment's.
+        sets = {"search_mode": defaults.mode, "min_score": defaults.min_score}
+        names = {f"#{n}": n for n in sets}
+        kept = [f"#{n} = :{n}" for n, v in sets.items() if v is not None]
+        gone = [f"#{n}" for n, v in sets.items() if v is None]
+        expression = " ".join(
+            part
+            for part in (
+                f"SET {', '.join(kept)}" if kept else "",
+                f"REMOVE {', '.join(gone)}" if gone else "",
+            )
+            if part
+        )
+        extra = (
+            {
+                "ExpressionAttributeValues": values(
+                    {f":{n}": v for n, v in sets.items() if v is not None}
+                )
+            }
+            if kept
+            else {}
+        )
+        try:
+            self.table.update(
+                Key=dynamo.key(keys.account_pk(account_id), keys.ACCOUNT_SK),
+                UpdateExpression=expression,
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames=names,
+                **extra,
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                raise _not_found(account_id) from exc
+            raise
+        account = self._account(account_id)
+        if account is None:
+            raise _not_found(account_id)
+        return account

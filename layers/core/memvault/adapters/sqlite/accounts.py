@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from memvault.adapters.sqlite.base import SqliteParts
-from memvault.domain.models import Account, ApiKey, KeySettings, Limits, Toggles
+from memvault.domain.models import Account, ApiKey, KeySettings, Limits, SearchDefaults, Toggles
 from memvault.errors import NotFound
 
 
@@ -18,6 +18,7 @@ def account_from(row: sqlite3.Row) -> Account:
         note_count=row["note_count"],
         total_bytes=row["total_bytes"],
         revision=row["revision"],
+        search=SearchDefaults(mode=row["search_mode"], min_score=row["min_score"]),
     )
 
 

@@ -209,6 +209,9 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("api_keys", "recall_mode", "TEXT"),
     # The key's response cache (None: off).
     ("api_keys", "cache_ttl_seconds", "INTEGER"),
+    # The organisation's default search mode and min_score (NULL: the deployment's; ADR 0050).
+    ("accounts", "search_mode", "TEXT"),
+    ("accounts", "min_score", "REAL"),
 ]
 
 
