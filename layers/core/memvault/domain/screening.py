@@ -179,6 +179,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from memvault.domain.screening_grammar import (
+    RULE_INJECTION_CUES,
     RULE_INSTRUCTION_OVERRIDE,
     RULE_MODEL_DIRECTIVE,
     RULE_PROMPT_EXTRACTION,
@@ -194,6 +195,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RULE_IDS",
+    "RULE_INJECTION_CUES",
     "RULE_INSTRUCTION_OVERRIDE",
     "RULE_MODEL_DIRECTIVE",
     "RULE_PROMPT_EXTRACTION",
@@ -213,6 +215,7 @@ RULE_IDS: Final = (
     RULE_ROLE_HIJACK,
     RULE_PROMPT_EXTRACTION,
     RULE_MODEL_DIRECTIVE,
+    RULE_INJECTION_CUES,
 )
 
 
@@ -256,6 +259,10 @@ _REASONS: Final = {
     RULE_MODEL_DIRECTIVE: (
         "the {field} gives orders to an AI that reads it ('{excerpt}') [rule {rule}];"
         " rephrase it: notes hold facts, not orders to a model"
+    ),
+    RULE_INJECTION_CUES: (
+        "the {field} combines injection cues ({cues}) [rule {rule}];"
+        " rephrase it as a plain note, or quote it in `code`"
     ),
 }
 
@@ -486,6 +493,15 @@ def _engine() -> _Engine:
 
 @functools.cache
 def _build_engine() -> _Engine:
+    from memvault.domain.screening_cues import (
+        DECODE_CJK_RE,
+        DECODE_RE,
+        TARGET_CJK_RE,
+        TARGET_RE,
+        VOCATIVE_RE,
+        cues_check,
+        vocative_check,
+    )
     from memvault.domain.screening_gate import Gate, literal_prefixes
     from memvault.domain.screening_languages import OTHER_LANGUAGE_FORMS
     from memvault.domain.screening_rules import (
@@ -494,6 +510,9 @@ def _build_engine() -> _Engine:
         ROLE_HEADER_FORMS,
         ROLE_PAIRS,
         SQUASHED_RE,
+        Form,
+        always,
+        word_start,
     )
 
     by_rule = {
@@ -501,6 +520,13 @@ def _build_engine() -> _Engine:
         for rule in RULE_IDS
     }
     by_rule[RULE_ROLE_HEADER] = ROLE_HEADER_FORMS
+    by_rule[RULE_INJECTION_CUES] = (
+        Form(RULE_INJECTION_CUES, "cues", TARGET_RE, cues_check),
+        Form(RULE_INJECTION_CUES, "cues_cjk", TARGET_CJK_RE, cues_check, script="cjk_hangul"),
+        Form(RULE_INJECTION_CUES, "ai_vocative", VOCATIVE_RE, vocative_check),
+        Form(RULE_INJECTION_CUES, "decode_and_obey", DECODE_RE, word_start),
+        Form(RULE_INJECTION_CUES, "decode_and_obey_cjk", DECODE_CJK_RE, always, script="cjk"),
+    )
     forms = tuple(form for rule in RULE_IDS for form in by_rule[rule])
     # Every gated form is tried only where one of its first literals stands; the others
     # are scanned in full.
@@ -671,6 +697,11 @@ def _excerpt(matched: str) -> str:
     return flat.replace("'", "\u2019")
 
 
+def _excerpt_cues(cues: str) -> str:
+    flat = " ".join(cues.split())
+    return flat if len(flat) <= 100 else flat[:97].rstrip() + "..."
+
+
 def _screen(
     text: str,
     *,
@@ -695,11 +726,19 @@ def _screen(
     if best is None:
         return _ALLOWED
     start, end = best[1]
-    return _verdict(RULE_IDS[best[0]], field, best[2].display[start:end])
+    rule = RULE_IDS[best[0]]
+    cues = ""
+    if rule == RULE_INJECTION_CUES:
+        from memvault.domain.screening_cues import describe
+
+        cues = describe(best[2].text, start, end)
+    return _verdict(rule, field, best[2].display[start:end], cues)
 
 
-def _verdict(rule: str, field: str, matched: str) -> ScreeningVerdict:
-    reason = _REASONS[rule].format(field=field, excerpt=_excerpt(matched), rule=rule)
+def _verdict(rule: str, field: str, matched: str, cues: str = "") -> ScreeningVerdict:
+    reason = _REASONS[rule].format(
+        field=field, excerpt=_excerpt(matched), rule=rule, cues=_excerpt_cues(cues)
+    )
     return ScreeningVerdict(allowed=False, rule=rule, reason="refused: " + reason)
 
 

@@ -20,6 +20,8 @@ RULE_INSTRUCTION_OVERRIDE: Final = "instruction_override"
 RULE_ROLE_HIJACK: Final = "role_hijack"
 RULE_PROMPT_EXTRACTION: Final = "prompt_extraction"
 RULE_MODEL_DIRECTIVE: Final = "model_directive"
+# the second stage (memvault.domain.screening_cues): a scored combination of weak cues
+RULE_INJECTION_CUES: Final = "injection_cues"
 
 # Between two words: whitespace (newlines included), markdown emphasis, dashes (so a
 # file name such as ``ignore-all-previous-instructions`` reads as words too).
