@@ -9,12 +9,38 @@ semantic events, each with its ``sequence_number``.
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 from . import resolved
 from .resolved import ResolvedReply, chunks
 from .steps import Reply
+
+# What the provider stores (``store`` not false): each response's function calls, which a
+# request continuing it (``previous_response_id``) must answer, every one, as the
+# Responses API insists. Ids are random, so the session-wide store needs no reset.
+_STORED_CALLS: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+_STORED_LOCK = threading.Lock()
+_STORED_MAX = 100_000
+
+
+def _store(r: ResolvedReply, rid: str, items: list[dict[str, Any]]) -> None:
+    request = r.request if isinstance(r.request, dict) else {}
+    if request.get("store") is False:
+        return
+    calls = tuple(str(i["call_id"]) for i in items if i.get("type") == "function_call")
+    with _STORED_LOCK:
+        _STORED_CALLS[rid] = calls
+        while len(_STORED_CALLS) > _STORED_MAX:
+            _STORED_CALLS.popitem(last=False)
+
+
+def stored_calls(response_id: str) -> tuple[str, ...] | None:
+    """The function calls a stored response ends in (None: not stored here)."""
+    with _STORED_LOCK:
+        return _STORED_CALLS.get(response_id)
 
 
 def resolve(reply: Reply, request_json: Any, body_size: int) -> ResolvedReply:
@@ -97,7 +123,9 @@ def _items(r: ResolvedReply) -> list[dict[str, Any]]:
 
 
 def completion(r: ResolvedReply) -> dict[str, Any]:
-    return _response(r, resolved.new_id("resp_"), _items(r), r.reply.stop_reason or "completed")
+    rid, items = resolved.new_id("resp_"), _items(r)
+    _store(r, rid, items)
+    return _response(r, rid, items, r.reply.stop_reason or "completed")
 
 
 class _Events:
@@ -209,6 +237,7 @@ def stream_events(r: ResolvedReply) -> list[bytes]:
             events.add({"type": "response.output_item.added", "output_index": index, "item": item})
             events.add({"type": f"response.{kind}.completed", **head})
         events.add({"type": "response.output_item.done", "output_index": index, "item": item})
+    _store(r, rid, items)
     status = r.reply.stop_reason or "completed"
     ending = "response.incomplete" if status == "incomplete" else "response.completed"
     events.add({"type": ending, "response": _response(r, rid, items, status)})
@@ -250,11 +279,25 @@ def garbage_event() -> bytes:
 
 
 def request_problem(request_json: Any) -> str | None:
-    """The 400 the Responses API gives a function_call_output whose call is not in the
-    conversation (checked when the request carries it all: no previous_response_id)."""
-    if not isinstance(request_json, dict) or request_json.get("previous_response_id"):
+    """The 400s the Responses API gives a conversation whose function calls and outputs do
+    not pair up: continuing a stored response (``previous_response_id``) without an output
+    for each of its function calls; a function_call_output whose call is not in the
+    conversation (checked when the request carries it all). A previous id this upstream
+    never stored passes (tests name made-up ones)."""
+    if not isinstance(request_json, dict):
         return None
     items = request_json.get("input")
+    previous = request_json.get("previous_response_id")
+    if previous:
+        answered = {
+            str(item.get("call_id"))
+            for item in (items if isinstance(items, list) else [])
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
+        }
+        for call_id in stored_calls(str(previous)) or ():
+            if call_id not in answered:
+                return f"No tool output found for function call {call_id}."
+        return None
     if not isinstance(items, list):
         return None
     calls: set[str] = set()

@@ -35,13 +35,15 @@ from memvault.domain.models import ApiKey, Reservation, UsageRecord
 from memvault.domain.pricing import MAX_MICROS, ModelPrice, cost_micros, reservation_micros
 from memvault.domain.response_cache import CACHE_HEADER, CachedAnswer, CacheOutcome
 from memvault.errors import MemvaultError, UpstreamFailed, status_for
-from memvault.gateway import caching
+from memvault.gateway import caching, chains
 from memvault.gateway.caching import CacheStep
 from memvault.gateway.formats.base import (
     ApiFormat,
     Json,
     MalformedResponse,
     StreamMeter,
+    ToolCall,
+    ToolOutcome,
     Turn,
     Usage,
     estimated_output,
@@ -81,11 +83,17 @@ from memvault.gateway.worker import GatewayWorker
 from memvault.services.billing import BillingService
 from memvault.services.recall import RecallService
 from memvault.tokens import estimate_request_tokens
-from memvault.tools import MAX_TOOL_ROUNDS
+from memvault.tools import MAX_TOOL_ROUNDS, ToolResult
 
 log = logging.getLogger("memvault.gateway")
 
 NOTICE_HEADER = "x-token-notice"
+# What a memory read dropped from a turn that does not continue is answered, where the
+# stored conversation needs an output for every call (Responses with store, ADR 0045).
+DROPPED_READ_OUTPUT = (
+    "[memory: not run: this read came in a turn that ended the answer, so its result could"
+    " not be used]"
+)
 RECALLED_HEADER = "x-memory-recalled"
 OVERHEAD_HEADER = "x-gateway-overhead-ms"
 
@@ -123,6 +131,9 @@ class Exchange:
     # _close when the request ended well.
     cache_sent: list[bytes] = field(default_factory=list)
     cache_type: str = "application/json"
+    # The last turn's memory calls that no round answered upstream (a mixed turn, rounds
+    # that ran out): what each was answered, owed to a stored conversation (ADR 0045).
+    owed: list[ToolOutcome] = field(default_factory=list)
 
     @property
     def model(self) -> str:
@@ -330,6 +341,8 @@ class Gateway:
         key = authenticate()
         body = parse_object(raw_body)
         api.validate(body)
+        # Continuing a response id the gateway linked: the last round's, outputs owed first.
+        body = chains.resume(self.services, api, key, body, now=self.services.billing.clock())
         slugs = requested_slugs(headers)  # more than 16: a 400 before anything is held
         plan = plan_request(self.services, self.recaller, api, key, body, headers)
         profile: ProfileStep | None = None
@@ -409,7 +422,19 @@ class Gateway:
             if next_body is None:
                 break
             body = next_body
-        return JSONResponse(ex.api.final_response(turns, ex.usage), headers=ex.headers())
+        final = ex.api.final_response(turns, ex.usage)
+        client_id = final.get("id")
+        await self._link(ex, body, client_id if isinstance(client_id, str) else None, turns[-1])
+        return JSONResponse(final, headers=ex.headers())
+
+    async def _link(self, ex: Exchange, body: Json, client_id: str | None, last: Turn) -> None:
+        """Before the client has its response id: link it to the last round when the
+        provider cannot continue it as it is (ADR 0045; formats without stored
+        conversations never link)."""
+        now = self.services.billing.clock()
+        link = ex.api.chain_link(body, client_id, last, ex.owed, now)
+        if link is not None and client_id is not None:
+            await self.worker.run(chains.remember, self.services, ex.key, client_id, link)
 
     async def _after_turn(self, ex: Exchange, body: Json, turn: Turn) -> Json | None:
         """Run the turn's memory calls; the next round's body, or None when the answer is done."""
@@ -423,12 +448,12 @@ class Gateway:
         check_round(turn)  # nothing runs if any call is refused
         state, memory = ex.rounds, turn.memory_calls
         if turn.client_calls:
-            run_calls(self.services, state, writes_only(memory, state))
+            self._last_calls(ex, memory)
             return None
         if state.withheld is not None or not state.rounds_left:
             # The model asked again after its last round (or for a tool it was not given).
             ex.notice(state.withheld or ROUNDS_RAN_OUT)
-            run_calls(self.services, state, writes_only(memory, state))
+            self._last_calls(ex, memory)
             return None
         margin = ex.api.token_margin
         ex.planned.add(Usage(*planned_usage(turn, ex.prompt_tokens, margin)))
@@ -439,7 +464,7 @@ class Gateway:
         if plan is None:
             # Not even a last send fits: the writes run, the answer is what was said.
             ex.notice(RESERVATION_REACHED)
-            run_calls(self.services, state, writes_only(memory, state))
+            self._last_calls(ex, memory)
             return None
         outcomes = fit_outcomes(run_calls(self.services, state, memory), plan.result_tokens, margin)
         state.rounds += 1
@@ -449,6 +474,14 @@ class Gateway:
             outcomes = with_final_note(outcomes)
         ex.prompt_tokens = base + sum(result_tokens(o, margin) for o in outcomes)
         return ex.api.continued(body, turn, outcomes, memory_tools=plan.tools)
+
+    def _last_calls(self, ex: Exchange, memory: list[ToolCall]) -> None:
+        """The memory calls of a turn that does not continue: the writes run, the reads
+        are dropped; what each was answered is owed to a stored conversation."""
+        state = ex.rounds
+        ran = {id(o.call): o for o in run_calls(self.services, state, writes_only(memory, state))}
+        dropped = ToolResult(DROPPED_READ_OUTPUT, is_error=True)
+        ex.owed = [ran.get(id(call)) or ToolOutcome(call, dropped) for call in memory]
 
     # ------------------------------------------------------------------ streams
     async def _stream(self, ex: Exchange) -> Response:
@@ -544,6 +577,7 @@ class Gateway:
                 next_body = await tools
                 tools = None
                 if next_body is None:
+                    await self._link(ex, body, translator.response_id(), turn)
                     # Notices that arose in the rounds: the headers are long gone, so they
                     # travel as an SSE comment, ahead of the last events (clients stop
                     # reading at those).

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from memvault.domain.response_chains import ChainLink
 from memvault.errors import InvalidInput, UpstreamFailed
 from memvault.gateway.sse import MalformedStream, SseEvent
 from memvault.tokens import count_tokens
@@ -239,6 +240,10 @@ class StreamTranslator(ABC):
         a format whose events are numbered numbers them on)."""
         return [api.stream_error(type_, code, message)]
 
+    def response_id(self) -> str | None:
+        """The id the client's stream names its response by (None: the format has none)."""
+        return None
+
 
 class ApiFormat(ABC):
     """One API format, both directions (see the module docstring)."""
@@ -403,6 +408,25 @@ class ApiFormat(ABC):
         """A stream without memory tools: the bytes to forward for an event.
 
         Only what memvault added is taken out (usage the client did not ask for)."""
+
+    # ------------------------------------------------------------------ stored conversations
+    # A format whose provider keeps the conversation (Responses with ``store``) continues
+    # it by id; the other formats send it whole and keep these defaults (ADR 0045).
+    def continues_from(self, body: Json) -> str | None:
+        """The stored response the request continues (None: it carries its conversation)."""
+        return None
+
+    def resumed(self, body: Json, link: ChainLink) -> Json:
+        """``body`` continuing ``link``'s upstream response, the outputs it owes first."""
+        return body
+
+    def chain_link(
+        self, body: Json, client_id: str | None, last: Turn, owed: list[ToolOutcome], now: float
+    ) -> ChainLink | None:
+        """What the id the client got (``client_id``) continues upstream, when that is not
+        simply itself: the last round's response and the outputs owed for memory calls it
+        holds that were never answered upstream (``owed``). None: nothing to remember."""
+        return None
 
     # ------------------------------------------------------------------ errors
     # memvault's error kinds (``MemvaultError.type``) as the format's own error types;

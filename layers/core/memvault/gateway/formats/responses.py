@@ -23,6 +23,7 @@ import copy
 from collections.abc import Mapping
 from typing import Final
 
+from memvault.domain.response_chains import ChainLink, needed, owed_output
 from memvault.errors import InvalidInput, UpstreamFailed
 from memvault.gateway.formats.base import (
     MEMORY_TOOL_NAMES,
@@ -278,6 +279,43 @@ class OpenAIResponses(ApiFormat):
             items = [{"role": "user", "content": given}] if isinstance(given, str) else given
             out["input"] = [*(items or []), *copy.deepcopy(turn.blocks), *outputs]
         return out if memory_tools else self.without_memory_tools(out)
+
+    # ------------------------------------------------------------------ stored conversations
+    def continues_from(self, body: Json) -> str | None:
+        previous = body.get("previous_response_id")
+        return previous if isinstance(previous, str) and previous else None
+
+    def resumed(self, body: Json, link: ChainLink) -> Json:
+        """The request continuing the last round's response: ``previous_response_id`` names
+        it, and the memory calls it still holds are answered ahead of the client's input
+        (a string input becomes its user message)."""
+        out = dict(body)
+        out["previous_response_id"] = link.upstream_id
+        given = body.get("input")
+        items: list[Json] = (
+            [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
+        )
+        answered = {i.get("call_id") for i in items if i.get("type") == "function_call_output"}
+        owed: list[Json] = [
+            {"type": "function_call_output", "call_id": o.call_id, "output": o.output}
+            for o in link.owed
+            if o.call_id not in answered
+        ]
+        if owed:
+            out["input"] = [*owed, *items]
+        return out
+
+    def chain_link(
+        self, body: Json, client_id: str | None, last: Turn, owed: list[ToolOutcome], now: float
+    ) -> ChainLink | None:
+        if body.get("store") is False or not client_id or last.raw is None:
+            return None  # nothing stored upstream: the client sends the conversation whole
+        upstream_id = last.raw.get("id")
+        if not isinstance(upstream_id, str) or not upstream_id:
+            return None
+        outputs = tuple(owed_output(o.call.id, o.result.text) for o in owed)
+        link = ChainLink(upstream_id, outputs, now)
+        return link if needed(client_id, link) else None
 
     # ------------------------------------------------------------------ responses
     def parse_response(self, payload: object) -> Turn:
@@ -554,6 +592,10 @@ class _ResponsesStream(StreamTranslator):
         response["usage"] = _usage_json(response.get("usage"), usage)
         view = _client_view(response)
         return [self._emit({"type": self.ending_kind, "response": view}, None)]
+
+    def response_id(self) -> str | None:
+        found = (self.opening or {}).get("id")
+        return found if isinstance(found, str) else None
 
     def error(self, api: ApiFormat, type_: str, code: str, message: str) -> list[bytes]:
         if self.opening is None:
