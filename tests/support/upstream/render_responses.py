@@ -3,7 +3,8 @@
 Output items in the order a reasoning model emits them: a reasoning item (``Reply.reasoning``),
 any scripted built-in tool items (``Reply.output_items``, e.g. a web_search_call), the
 message (``Reply.text``), then one ``function_call`` per tool call. Streams are the
-semantic events, each with its ``sequence_number``.
+semantic events, each with its ``sequence_number``. Responses are stored as OpenAI stores
+them (unless ``store`` is false): continuing one needs an output for each of its calls.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ so the stored chain holds the whole conversation; with ``store: false`` the roun
 sent whole (the input, the turn's output items, the outputs), as the chat formats do.
 A whole answer carries the last round's response id (the one a client can continue
 from); a stream keeps the first round's id from ``response.created`` to the one
-``response.completed`` (clients check that it never changes; ADR 0036).
+``response.completed`` (clients check that it never changes; ADR 0036). Such an id, and
+one whose last round still holds unanswered memory calls, is linked to the last round
+and the outputs owed (``chain_link``); a request continuing it is ``resumed`` (ADR 0045).
 """
 
 from __future__ import annotations
