@@ -15,6 +15,7 @@ from memvault.adapters.passwords import Argon2Hasher
 from memvault.domain.budgets import BucketPolicy
 from memvault.domain.pricing import PriceTable
 from memvault.ports import (
+    AttachmentStore,
     IdentityStorage,
     Ledger,
     MemoryProfileStore,
@@ -27,6 +28,7 @@ from memvault.ports import (
     VectorIndex,
 )
 from memvault.services.accounts import AccountService
+from memvault.services.attachments import AttachmentService
 from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
 from memvault.services.budgets import BudgetGuard
@@ -68,6 +70,7 @@ class Services:
     vectors: VectorIndex | None
     profiles: ProfileService  # memory profiles (memIDs)
     response_cache: ResponseCache  # the gateway's exact-match cache (domain.response_cache)
+    attachments: AttachmentService  # the vault's files that are not notes (ADR 0043)
     # Responses ids a client got -> the upstream response they continue (ADR 0045).
     response_chains: ResponseChainStore
 
@@ -99,6 +102,9 @@ def build_services(
 
         db = Database(settings.sqlite_path)
         store = SqliteVaultStore(db)
+        from memvault.adapters.sqlite.attachments import SqliteAttachmentStore
+
+        file_store: AttachmentStore = SqliteAttachmentStore(db, settings.data_dir / "files")
         from memvault.adapters.sqlite.profiles import SqliteProfileStore
 
         profile_store: MemoryProfileStore = SqliteProfileStore(db)
@@ -126,6 +132,9 @@ def build_services(
 
         aws_store, search, limiter = wiring.build(settings, policy)
         store, index = aws_store, search
+        from memvault.adapters.aws.attachments import DynamoAttachmentStore
+
+        file_store = DynamoAttachmentStore(aws_store.table, aws_store.bodies)
         if vectors is None and settings.embeddings != "off":
             vectors = wiring.deferred_vector_index(settings, search)
         from memvault.adapters.aws.profiles import DynamoProfileStore
@@ -167,8 +176,16 @@ def build_services(
         )
         semantic = SemanticSearch(vectors, embedding.embedder, embedding.embed_query)
     vault = VaultService(
-        store, index, budgets, clock, semantic, vector_sync, search_mode=settings.search_mode
+        store,
+        index,
+        budgets,
+        clock,
+        semantic,
+        vector_sync,
+        search_mode=settings.search_mode,
+        files=file_store,
     )
+    attachments = AttachmentService(file_store, store, store, vault.links, budgets, clock)
     transfer = TransferService(
         vault,
         ImportLimits(
@@ -177,6 +194,7 @@ def build_services(
             max_ratio=settings.import_max_ratio,
             max_entries=settings.import_max_entries,
         ),
+        attachments=attachments,
     )
     accounts = AccountService(store, clock)
     audit, sessions, members = build_people(
@@ -202,6 +220,7 @@ def build_services(
         vectors=vectors,
         profiles=ProfileService(profile_store, audit, embedding, lambda: embedding.embedder, clock),
         response_cache=response_cache,
+        attachments=attachments,
         response_chains=response_chains,
     )
 

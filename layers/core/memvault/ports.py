@@ -18,6 +18,13 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from memvault.domain.attachments import (
+    ATTACHMENTS_ONLY,
+    FileChange,
+    FileKind,
+    FileUsage,
+    StoredFile,
+)
 from memvault.domain.identity import AuditEvent, Invitation, Member, Role, Session
 from memvault.domain.models import (
     Account,
@@ -693,4 +700,67 @@ class ResponseChainStore(Protocol):
 
     def clear(self, account_id: str) -> int:
         """Erase every link of the organisation; how many there were."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileCommit:
+    """What ``AttachmentStore.commit_files`` did: per change, the file before (None when
+    there was none) and after (None for a delete)."""
+
+    before: list[StoredFile | None]
+    after: list[StoredFile | None]
+
+
+class AttachmentStore(Protocol):
+    """The vault's files that are not notes (attachments and ``.obsidian/``
+    configuration, ``domain.attachments``): metadata by path, bytes by content.
+
+    Bytes are staged under their SHA-256 (``stage_blob``) before the commit that
+    references them, so a commit never points at missing bytes; a staged blob no commit
+    references is an orphan, dropped by ``drop_blobs`` (a failed import's at once, others
+    by the sweep after a grace period). ``commit_files`` is all or nothing and checks,
+    in its own transaction, the file limit and the byte quota the vault's notes share
+    (its bytes count in the account's ``total_bytes``)."""
+
+    def stage_blob(self, account_id: str, sha256: str, data: bytes) -> bool:
+        """Store the bytes under their digest; True when they were not stored yet."""
+        ...
+
+    def read_blob(self, account_id: str, sha256: str) -> bytes: ...
+    def get_file(self, account_id: str, path: str) -> StoredFile | None:
+        """The file at ``path``'s key (case-insensitive, NFC), or None."""
+        ...
+
+    def list_files(
+        self,
+        account_id: str,
+        *,
+        prefix: str = "",
+        kinds: Collection[FileKind] = ATTACHMENTS_ONLY,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[StoredFile]:
+        """Files whose path starts with ``prefix``, by path, after the path ``after``."""
+        ...
+
+    def file_keys(self, account_id: str) -> dict[str, StoredFile]:
+        """Every file (both kinds) by path key (``domain.paths.path_key``)."""
+        ...
+
+    def file_usage(self, account_id: str) -> FileUsage: ...
+    def commit_files(
+        self, account_id: str, changes: Sequence[FileChange], *, now: float
+    ) -> FileCommit: ...
+    def files_by_link_key(self, account_id: str, link_keys: Collection[str]) -> dict[str, str]:
+        """Attachments whose ``paths.link_key`` is one of these: link key -> path."""
+        ...
+
+    def files_by_name(self, account_id: str, name_keys: Collection[str]) -> dict[str, list[str]]:
+        """Attachments by file name key (``paths.name_key``): name key -> paths."""
+        ...
+
+    def drop_blobs(self, account_id: str, sha256s: Collection[str], *, older_than: float) -> int:
+        """Delete those of these blobs no file references and that were staged before
+        ``older_than``; returns how many went."""
         ...

@@ -40,6 +40,7 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
         from memvault.api.routers import (
             audit,
             billing,
+            files,
             keys,
             members,
             memories,
@@ -51,6 +52,7 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
 
         app.include_router(notes.router)
         app.include_router(transfer.router)
+        app.include_router(files.router)  # attachments and .obsidian/ (ADR 0043)
         app.include_router(keys.router)
         app.include_router(billing.router)
         # People: the organisation, members and invitations, sign-in, the audit log.

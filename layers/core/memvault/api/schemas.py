@@ -465,6 +465,8 @@ class LimitsIn(BaseModel):
     model_config = STRICT_IN
     max_notes: int | None = Field(default=None, ge=1, le=MAX_LIMIT_VALUE)
     max_bytes: int | None = Field(default=None, ge=1, le=MAX_LIMIT_VALUE)
+    max_files: int | None = Field(default=None, ge=1, le=MAX_LIMIT_VALUE)
+    max_file_bytes: int | None = Field(default=None, ge=1, le=MAX_LIMIT_VALUE)
 
 
 class AccountOut(BaseModel):
@@ -472,6 +474,8 @@ class AccountOut(BaseModel):
     name: str
     max_notes: int
     max_bytes: int
+    max_files: int
+    max_file_bytes: int
     note_count: int
     total_bytes: int
 
@@ -482,6 +486,8 @@ class AccountOut(BaseModel):
             name=account.name,
             max_notes=account.limits.max_notes,
             max_bytes=account.limits.max_bytes,
+            max_files=account.limits.max_files,
+            max_file_bytes=account.limits.max_file_bytes,
             note_count=account.note_count,
             total_bytes=account.total_bytes,
         )

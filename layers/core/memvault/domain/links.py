@@ -23,7 +23,14 @@ The rules, in order (``resolve``):
    c. then alphabetical order (case-folded, then as written);
 4. no candidate: the link is dangling.
 
-This is the behaviour of Obsidian's ``getFirstLinkpathDest`` for notes. The same key and
+Attachments (``domain.attachments``: images, PDFs, canvases, any file that is not a
+note) resolve by the same rules, among the vault's attachments: a key is looked up among
+attachments first (``![[diagram.png]]``, ``[[doc.pdf]]``, ``![x](img/a.png)`` name the
+file with its extension), and only when no attachment is a candidate among notes (so
+``[[diagram.png]]`` reaches a note ``diagram.png.md`` only when there is no such file).
+A key with no extension never names an attachment (``[[diagram]]`` is a note).
+
+This is the behaviour of Obsidian's ``getFirstLinkpathDest`` for notes and files. The same key and
 rules serve wikilinks, embeds (``![[...]]``), markdown links to notes (``[x](Note.md)``)
 and wikilinks in frontmatter property values; headings, block references (``#^id``) and
 aliases are not part of the key.
@@ -110,15 +117,32 @@ def candidates(
     ]
 
 
+def may_name_file(key: str) -> bool:
+    """Whether a link key can name an attachment: its file name has an extension."""
+    name = name_of(key)
+    return "." in name.strip(".")
+
+
+_NO_FILES: Mapping[str, str] = {}
+_NO_FILE_NAMES: Mapping[str, Collection[str]] = {}
+
+
 def resolve(
     key: str,
     source_path: str,
     live_by_link_key: Mapping[str, str],
     paths_by_name_key: Mapping[str, Collection[str]],
+    files_by_link_key: Mapping[str, str] = _NO_FILES,
+    files_by_name_key: Mapping[str, Collection[str]] = _NO_FILE_NAMES,
 ) -> str | None:
     """The path a link stored under ``key`` in the note at ``source_path`` resolves to,
-    or None when it is dangling (the module doc lists the rules)."""
-    found = candidates(key, live_by_link_key, paths_by_name_key)
+    or None when it is dangling (the module doc lists the rules). The ``files_*`` maps
+    describe the vault's attachments as the first two describe its notes."""
+    found: list[str] = []
+    if (files_by_link_key or files_by_name_key) and may_name_file(key):
+        found = candidates(key, files_by_link_key, files_by_name_key)
+    if not found:
+        found = candidates(key, live_by_link_key, paths_by_name_key)
     if len(found) <= 1:
         return found[0] if found else None
     own_folder = paths.fold(paths.folder(source_path))
@@ -151,7 +175,7 @@ def link_text(
     change target when a note appears in the linking note's folder, so the answer does
     not depend on which note links."""
     key = paths.link_key(target_path)
-    written = target_path[: -len(paths.NOTE_SUFFIX)]
+    written = target_path.removesuffix(paths.NOTE_SUFFIX)  # an attachment keeps its own
     segments = written.split("/")
     for start in range(len(segments) - 1, 0, -1):
         text = "/".join(segments[start:])

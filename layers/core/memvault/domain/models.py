@@ -18,7 +18,9 @@ class Limits:
     """Per-account vault capacity. Defaults are the product's; each account may differ."""
 
     max_notes: int = 25_000
-    max_bytes: int = 512 * MiB
+    max_bytes: int = 512 * MiB  # notes and files (attachments, .obsidian/) together
+    max_files: int = 25_000  # attachments and configuration files (domain.attachments)
+    max_file_bytes: int = 100 * MiB  # one attachment or configuration file
 
 
 @dataclass(frozen=True, slots=True)

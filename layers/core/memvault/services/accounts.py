@@ -302,7 +302,7 @@ class AccountService:
         return self.store.update_key(account_id, key_id, toggles=None, revoked_at=self.clock())
 
     def set_limits(self, account_id: str, limits: Limits) -> Account:
-        values = (limits.max_notes, limits.max_bytes)
+        values = (limits.max_notes, limits.max_bytes, limits.max_files, limits.max_file_bytes)
         if any(not 1 <= value <= MAX_LIMIT_VALUE for value in values):
             raise InvalidInput(
                 f"limits must be between 1 and {MAX_LIMIT_VALUE}", code="invalid_limits"

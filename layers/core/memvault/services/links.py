@@ -9,27 +9,35 @@ notes (the linking note's own folder breaks ties), resolution always takes the s
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memvault.domain import links as link_rules
 from memvault.domain import markdown as md
 from memvault.domain import paths
 from memvault.domain.models import BacklinkSource
-from memvault.ports import LinkedNotes
+from memvault.ports import AttachmentStore, LinkedNotes
 
 Resolver = Callable[[BacklinkSource], str | None]
 
 
 @dataclass(frozen=True, slots=True)
 class LinkTargets:
-    """The live notes a set of link keys can reach, as ``domain.links`` reads them."""
+    """The live notes (and attachments) a set of link keys can reach, as
+    ``domain.links`` reads them."""
 
     live_by_link_key: dict[str, str]
     paths_by_name_key: dict[str, list[str]]
+    files_by_link_key: dict[str, str] = field(default_factory=dict)
+    files_by_name_key: dict[str, list[str]] = field(default_factory=dict)
 
     def resolve(self, link: BacklinkSource) -> str | None:
         return link_rules.resolve(
-            link.target_key, link.source_path, self.live_by_link_key, self.paths_by_name_key
+            link.target_key,
+            link.source_path,
+            self.live_by_link_key,
+            self.paths_by_name_key,
+            self.files_by_link_key,
+            self.files_by_name_key,
         )
 
     def candidates(self, key: str) -> list[str]:
@@ -41,15 +49,20 @@ class LinkTargets:
         live[paths.link_key(new)] = new
         by_name = {n: [p for p in ps if p != old] for n, ps in self.paths_by_name_key.items()}
         by_name.setdefault(paths.name_key(new), []).append(new)
-        return LinkTargets(live, by_name)
+        return LinkTargets(live, by_name, self.files_by_link_key, self.files_by_name_key)
 
     def link_text(self, target: str) -> str:
+        if not target.endswith(paths.NOTE_SUFFIX):  # an attachment, among attachments
+            return link_rules.link_text(target, self.files_by_link_key, self.files_by_name_key)
         return link_rules.link_text(target, self.live_by_link_key, self.paths_by_name_key)
 
 
 class LinkGraph:
-    def __init__(self, store: LinkedNotes) -> None:
+    def __init__(self, store: LinkedNotes, files: AttachmentStore | None = None) -> None:
         self.store = store
+        # The vault's attachments, which links resolve to first (domain.links); None on
+        # a service built without them (links then reach notes only).
+        self.files = files
 
     def targets(self, account_id: str, keys: Collection[str]) -> LinkTargets:
         """What links with these keys can resolve to, in the vault as it is now."""
@@ -57,7 +70,18 @@ class LinkGraph:
         live = self.store.live_paths(account_id, [key + paths.NOTE_SUFFIX for key in exact])
         live_by_link_key = {path_key[: -len(paths.NOTE_SUFFIX)]: p for path_key, p in live.items()}
         names = {link_rules.name_of(k) for k in keys}
-        return LinkTargets(live_by_link_key, self.store.paths_by_name(account_id, names))
+        targets = LinkTargets(live_by_link_key, self.store.paths_by_name(account_id, names))
+        file_keys = [k for k in keys if link_rules.may_name_file(k)]
+        if self.files is not None and file_keys:
+            targets.files_by_link_key.update(
+                self.files.files_by_link_key(
+                    account_id, {k.removeprefix(link_rules.EXACT) for k in file_keys}
+                )
+            )
+            targets.files_by_name_key.update(
+                self.files.files_by_name(account_id, {link_rules.name_of(k) for k in file_keys})
+            )
+        return targets
 
     def resolver(self, account_id: str, target_keys: Collection[str]) -> Resolver:
         """Resolves links with these target keys against the vault as it is now."""
@@ -149,7 +173,7 @@ class LinkGraph:
                 if now == goal:
                     return None  # the text as written still reaches its target
                 if link.kind == "markdown" and "/" in link.target.lstrip("./"):
-                    return goal[: -len(paths.NOTE_SUFFIX)]  # a path-style link stays one
+                    return goal.removesuffix(paths.NOTE_SUFFIX)  # a path-style link stays one
                 return after.link_text(goal)
 
             rewritten = md.retarget_links(text, retarget)

@@ -20,11 +20,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Literal
 
+from memvault.domain import attachments as file_rules
 from memvault.domain import paths
+from memvault.domain.attachments import FileChange, PutFile
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import MAX_NOTE_BYTES, Account, Limits, NoteChange
 from memvault.errors import InvalidInput, InvalidPath, QuotaExceeded, TooLarge, Unprocessable
-from memvault.ports import NoteKey
+from memvault.ports import FileCommit, NoteKey
+from memvault.services.attachments import AttachmentService
 from memvault.services.context import Caller
 from memvault.services.parsing import BulkParser
 from memvault.services.vault import VaultService, sha256_text
@@ -35,6 +38,10 @@ log = logging.getLogger("memvault.transfer")
 Progress = Callable[[int, int], None]
 
 ImportPhase = Literal["parsing", "committing", "indexing"]
+# What an import does with the archive's .obsidian/ folder: keep it as the vault's
+# configuration (opaque, exported back), or skip it as before.
+ObsidianConfig = Literal["keep", "skip"]
+EntryKind = Literal["note", "attachment", "config"]
 # Called with (phase, done, total) as an import makes progress, on the importing thread:
 # it must be cheap and do no I/O (hand the figures on; do not send them from here).
 # "parsing" counts the archive's notes, read and parsed (0 of n first; n of n once every
@@ -85,6 +92,11 @@ class ImportReport:
     unchanged: int = 0
     skipped: int = 0
     skipped_files: list[str] = field(default_factory=list)
+    # Attachments and .obsidian/ configuration files (ADR 0043), counted apart.
+    files_created: int = 0
+    files_updated: int = 0
+    files_unchanged: int = 0
+    config_files: int = 0  # of those, how many are .obsidian/ configuration
 
     def skip(self, name: str) -> None:
         self.skipped += 1
@@ -105,6 +117,7 @@ class WindowsUnsafe:
 class ExportReport:
     notes: int
     windows_unsafe: list[WindowsUnsafe]
+    files: int = 0  # attachments and .obsidian/ configuration files
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +125,7 @@ class _Entry:
     info: zipfile.ZipInfo
     path: str
     mtime: float | None  # the file's own modification time (UTC), when readable
+    kind: EntryKind = "note"
 
 
 def _entry_mtime(info: zipfile.ZipInfo) -> float | None:
@@ -189,13 +203,26 @@ def _hidden(path: str) -> bool:
 
 
 class TransferService:
-    def __init__(self, vault: VaultService, limits: ImportLimits | None = None) -> None:
+    def __init__(
+        self,
+        vault: VaultService,
+        limits: ImportLimits | None = None,
+        *,
+        attachments: AttachmentService | None = None,
+    ) -> None:
         self.vault = vault
         self.limits = limits or ImportLimits()
+        # Without it (a service built for notes only) attachments are skipped, as before.
+        self.attachments = attachments
 
     # ------------------------------------------------------------------ import
     def import_zip(
-        self, caller: Caller, archive: IO[bytes], *, progress: ImportProgress | None = None
+        self,
+        caller: Caller,
+        archive: IO[bytes],
+        *,
+        progress: ImportProgress | None = None,
+        obsidian_config: ObsidianConfig = "keep",
     ) -> ImportReport:
         size = archive.seek(0, 2)
         archive.seek(0)
@@ -215,15 +242,120 @@ class TransferService:
             raise _refuse("the file is not a zip archive", "not_a_zip") from exc
         with zf:
             report = ImportReport()
-            entries = self._validate(zf, size, report)
+            entries = self._validate(zf, size, report, obsidian_config)
             self.vault.budgets.charge(caller.account_id, Bucket.WRITES)
-            changes = self._plan(caller, zf, entries, report, progress)
-        if changes:
-            self._commit(caller, changes, progress)
-        elif progress:
-            progress("committing", 0, 0)
-            progress("indexing", 0, 0)
+            notes = [e for e in entries if e.kind == "note"]
+            others = [e for e in entries if e.kind != "note"]
+            changes = self._plan(caller, zf, notes, report, progress, others)
+            # Attachments' bytes go to storage under their digest before any commit.
+            file_changes, staged = self._stage_files(caller, zf, others, report)
+        files_done = self._commit_files(caller, file_changes, staged)
+        try:
+            if changes:
+                self._commit(caller, changes, progress)
+            elif progress:
+                progress("committing", 0, 0)
+                progress("indexing", 0, 0)
+        except BaseException:
+            if files_done is not None and self.attachments is not None:
+                # All or nothing across notes and attachments: put the files back.
+                self.attachments.undo(caller.account_id, files_done, file_changes)
+                self._drop_staged(caller, staged)
+            raise
         return report
+
+    def _commit_files(
+        self, caller: Caller, changes: list[FileChange], staged: list[str]
+    ) -> FileCommit | None:
+        if not changes or self.attachments is None:
+            return None
+        try:
+            return self.attachments.commit(caller.account_id, changes)
+        except BaseException:
+            self._drop_staged(caller, staged)
+            raise
+
+    def _drop_staged(self, caller: Caller, staged: list[str]) -> None:
+        """A failed import's blobs, the ones it stored first: no file references them."""
+        if staged and self.attachments is not None:
+            try:
+                self.attachments.store.drop_blobs(
+                    caller.account_id, staged, older_than=float("inf")
+                )
+            except Exception:
+                log.warning("could not drop a failed import's staged files", exc_info=True)
+
+    def _stage_files(
+        self, caller: Caller, zf: zipfile.ZipFile, entries: list[_Entry], report: ImportReport
+    ) -> tuple[list[FileChange], list[str]]:
+        """Each new or changed file's bytes stored by digest; the changes to commit and
+        the digests this import stored first (what a failure drops again)."""
+        if not entries or self.attachments is None:
+            return [], []
+        store = self.attachments.store
+        existing = store.file_keys(caller.account_id)
+        limits = self.attachments.limits(caller.account_id)
+        now = self.vault.clock()
+        changes: list[FileChange] = []
+        staged: list[str] = []
+        try:
+            for entry in entries:
+                data = self._read_bytes(zf, entry, limits.max_file_bytes)
+                sha = file_rules.sha256_bytes(data)
+                current = existing.get(paths.path_key(entry.path))
+                if entry.kind == "config":
+                    report.config_files += 1
+                if current is not None and current.sha256 == sha:
+                    report.files_unchanged += 1
+                    continue
+                if current is None:
+                    report.files_created += 1
+                else:
+                    report.files_updated += 1
+                target = current.path if current is not None else entry.path
+                if store.stage_blob(caller.account_id, sha, data):
+                    staged.append(sha)
+                changes.append(
+                    PutFile(
+                        target,
+                        "config" if entry.kind == "config" else "attachment",
+                        len(data),
+                        sha,
+                        file_rules.content_type(target),
+                        _content_time(entry, now),
+                    )
+                )
+        except BaseException:
+            self._drop_staged(caller, staged)
+            raise
+        return changes, staged
+
+    def _read_bytes(self, zf: zipfile.ZipFile, entry: _Entry, cap: int) -> bytes:
+        try:
+            with zf.open(entry.info) as fh:
+                data = fh.read(cap + 1)
+        except (
+            zipfile.BadZipFile,
+            OSError,
+            EOFError,
+            RuntimeError,
+            NotImplementedError,
+            zlib.error,
+            lzma.LZMAError,
+        ) as exc:
+            raise _refuse(
+                f"{entry.info.filename!r} cannot be read ({exc})",
+                "corrupt_entry",
+                entry=entry.info.filename,
+            ) from exc
+        if len(data) > cap:
+            raise TooLarge(
+                f"import refused, nothing was changed: {entry.info.filename!r} unpacks to more"
+                f" than {cap} bytes; a file may hold at most that",
+                code="file_too_large",
+                entry=entry.info.filename,
+            )
+        return data
 
     def _commit(
         self, caller: Caller, changes: Sequence[NoteChange], progress: ImportProgress | None
@@ -252,7 +384,11 @@ class TransferService:
         _after_commit(progress, "indexing", total, total)
 
     def _validate(
-        self, zf: zipfile.ZipFile, archive_size: int, report: ImportReport
+        self,
+        zf: zipfile.ZipFile,
+        archive_size: int,
+        report: ImportReport,
+        obsidian_config: ObsidianConfig = "keep",
     ) -> list[_Entry]:
         infos = zf.infolist()
         if len(infos) > self.limits.max_entries:
@@ -285,14 +421,20 @@ class TransferService:
                 report.skip(name)
                 continue
             rel = name[len(root) :] if root and name.startswith(root) else name
-            if not rel.endswith(".md") or _hidden(rel):
+            kind = self._entry_kind(rel, obsidian_config)
+            if kind is None:
                 report.skip(name)
                 continue
             try:
-                path = paths.normalize_path(rel)
+                if kind == "note":
+                    path = paths.normalize_path(rel)
+                elif kind == "config":
+                    path = file_rules.normalize_config_path(rel)
+                else:
+                    path = file_rules.normalize_file_path(rel)
             except InvalidPath as exc:
                 raise _refuse(f"{name!r}: {exc.message}", "invalid_path", entry=name) from exc
-            if info.file_size > MAX_NOTE_BYTES:
+            if kind == "note" and info.file_size > MAX_NOTE_BYTES:
                 raise TooLarge(
                     f"import refused, nothing was changed: {name!r} is {info.file_size} bytes;"
                     f" a note may hold at most {MAX_NOTE_BYTES} bytes (1 MB)",
@@ -309,7 +451,7 @@ class TransferService:
                 )
             seen[key] = name
             declared_total += info.file_size
-            entries.append(_Entry(info=info, path=path, mtime=_entry_mtime(info)))
+            entries.append(_Entry(info=info, path=path, mtime=_entry_mtime(info), kind=kind))
         if declared_total > self.limits.max_uncompressed_bytes:
             raise _refuse(
                 f"the notes unpack to {declared_total} bytes; at most"
@@ -327,6 +469,21 @@ class TransferService:
                 "zip_bomb",
             )
         return entries
+
+    def _entry_kind(self, rel: str, obsidian_config: ObsidianConfig) -> EntryKind | None:
+        """What an archive entry (its path in the vault) is, or None to skip it: Obsidian
+        ignores dot-folders, and so does the import, but for .obsidian/ (kept unless
+        skipped). Without an attachment service, only notes are imported."""
+        if rel.startswith(file_rules.CONFIG_FOLDER):
+            keep = obsidian_config == "keep" and self.attachments is not None
+            return "config" if keep else None
+        if _hidden(rel):
+            return None
+        if rel.endswith(paths.NOTE_SUFFIX):
+            return "note"
+        if rel.lower().endswith(paths.NOTE_SUFFIX) or self.attachments is None:
+            return None  # "Note.MD": not a note by the vault's rules, nor a file
+        return "attachment"
 
     def _read(self, zf: zipfile.ZipFile, entry: _Entry) -> str:
         # Read at most one byte past the limit: declared sizes can lie.
@@ -370,15 +527,17 @@ class TransferService:
         entries: list[_Entry],
         report: ImportReport,
         progress: ImportProgress | None,
+        files: Sequence[_Entry] = (),
     ) -> list[NoteChange]:
         existing = self.vault.store.note_keys(caller.account_id)
         account = self.vault.store.get_account(caller.account_id)
         limits = account.limits if account else Limits()
         count = account.note_count if account else 0
-        total_bytes = account.total_bytes if account else 0
+        file_growth = self._check_files(caller, files, account, limits)
+        total_bytes = (account.total_bytes if account else 0) + file_growth
         total = len(entries)
         every = max(1, -(-total // PARSING_REPORTS))  # rounded up
-        self._check_capacity(entries, existing, account, limits)
+        self._check_capacity(entries, existing, account, limits, file_growth)
         now = self.vault.clock()
         if progress:
             progress("parsing", 0, total)
@@ -417,6 +576,7 @@ class TransferService:
         existing: Mapping[str, NoteKey],
         account: Account | None,
         limits: Limits,
+        file_growth: int = 0,
     ) -> None:
         """Refuse, before a byte is unpacked, an archive that cannot fit the vault.
 
@@ -427,7 +587,7 @@ class TransferService:
         count = account.note_count if account else 0
         total_bytes = account.total_bytes if account else 0
         new_notes = 0
-        growth = 0
+        growth = file_growth
         for entry in entries:
             current = existing.get(paths.path_key(entry.path))
             if current is None:
@@ -436,6 +596,38 @@ class TransferService:
             else:
                 growth += entry.info.file_size - current.size
         _check_fits(account, limits, notes=count + new_notes, total_bytes=total_bytes + growth)
+
+    def _check_files(
+        self, caller: Caller, entries: Sequence[_Entry], account: Account | None, limits: Limits
+    ) -> int:
+        """Refuse, from the archive's directory, files past the size cap or the file
+        limit (their bytes count in the byte quota, checked with the notes'); returns how
+        many bytes they add (at most their declared sizes: what reading can hold)."""
+        if not entries or self.attachments is None:
+            return 0
+        existing = self.attachments.store.file_keys(caller.account_id)
+        usage = self.attachments.store.file_usage(caller.account_id)
+        new_files = growth = 0
+        for entry in entries:
+            if entry.info.file_size > limits.max_file_bytes:
+                raise TooLarge(
+                    f"import refused, nothing was changed: {entry.info.filename!r} is"
+                    f" {entry.info.file_size} bytes; a file may hold at most"
+                    f" {limits.max_file_bytes} bytes",
+                    code="file_too_large",
+                    entry=entry.info.filename,
+                    limit=limits.max_file_bytes,
+                )
+            current = existing.get(paths.path_key(entry.path))
+            new_files += current is None
+            growth += entry.info.file_size - (current.size if current else 0)
+        if usage.files + new_files > limits.max_files and new_files > 0:
+            raise QuotaExceeded(
+                f"import refused, nothing was changed: the vault would hold"
+                f" {usage.files + new_files} files; its limit is {limits.max_files}",
+                code="vault_file_limit",
+            )
+        return growth
 
     # ------------------------------------------------------------------ export
     def export_zip(
@@ -468,7 +660,35 @@ class TransferService:
                     unsafe.append(WindowsUnsafe(note.path, why))
                 if progress:
                     progress(written, max(expected, written))
-        return ExportReport(notes=written, windows_unsafe=unsafe)
+            files = self._export_files(caller, zf, unsafe)
+        return ExportReport(notes=written, windows_unsafe=unsafe, files=files)
+
+    def _export_files(
+        self, caller: Caller, zf: zipfile.ZipFile, unsafe: list[WindowsUnsafe]
+    ) -> int:
+        """Every attachment and configuration file at its path, byte for byte, with its
+        time (stored already compressed formats are not deflated again)."""
+        if self.attachments is None:
+            return 0
+        store, account = self.attachments.store, caller.account_id
+        written = 0
+        after: str | None = None
+        while True:
+            page = store.list_files(account, kinds=("attachment", "config"), after=after, limit=500)
+            for found in page:
+                info = zipfile.ZipInfo(found.path, date_time=_zip_time(found.updated_at))
+                info.extra = _extended_timestamp(found.updated_at)
+                info.compress_type = (
+                    zipfile.ZIP_STORED if _packed(found.content_type) else zipfile.ZIP_DEFLATED
+                )
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, store.read_blob(account, found.sha256))
+                written += 1
+                if found.kind == "attachment" and (why := paths.windows_problem(found.path)):
+                    unsafe.append(WindowsUnsafe(found.path, why))
+            if len(page) < 500:
+                return written
+            after = page[-1].path
 
     def windows_unsafe(self, caller: Caller) -> list[WindowsUnsafe]:
         """The live notes an export would hold that will not extract on Windows, in the
@@ -515,6 +735,17 @@ def _check_fits(account: Account | None, limits: Limits, *, notes: int, total_by
 def _content_time(entry: _Entry, now: float) -> float | None:
     """The imported note's ``updated_at``: its file's time, never later than the import."""
     return None if entry.mtime is None else min(entry.mtime, now)
+
+
+_UNPACKED_MEDIA = frozenset(["image/svg+xml", "image/bmp", "image/tiff", "audio/wav"])
+
+
+def _packed(content_type: str) -> bool:
+    """Formats that are compressed already: deflating them again costs time for nothing."""
+    if content_type in ("application/zip", "application/pdf"):
+        return True
+    media = content_type.startswith(("image/", "audio/", "video/"))
+    return media and content_type not in _UNPACKED_MEDIA
 
 
 def _zip_time(epoch: float) -> tuple[int, int, int, int, int, int]:

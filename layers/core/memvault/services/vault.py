@@ -38,7 +38,7 @@ from memvault.domain.models import (
 )
 from memvault.domain.screening import ScreeningVerdict, screen_path, screen_text
 from memvault.errors import Conflict, InvalidInput, NotFound, TooLarge, Unprocessable
-from memvault.ports import CommitResult, Page, SearchIndex, VaultStorage
+from memvault.ports import AttachmentStore, CommitResult, Page, SearchIndex, VaultStorage
 from memvault.services.budgets import BudgetGuard
 from memvault.services.context import Caller
 from memvault.services.hybrid import HybridSearch, SearchOutcome, SemanticSearch
@@ -163,6 +163,7 @@ class VaultService:
         vectors: VectorSync | None = None,
         *,
         search_mode: str = "auto",
+        files: AttachmentStore | None = None,
     ) -> None:
         # MEMVAULT_SEARCH_MODE: "auto" or a mode (see default_mode).
         self.search_mode = None if search_mode == "auto" else parse_mode(search_mode)
@@ -173,7 +174,7 @@ class VaultService:
         self.hybrid = HybridSearch(store, index, semantic, clock)
         # The organisation's default mode and min_score (services.search_defaults).
         self.search_defaults = SearchDefaultsReader(store)
-        self.links = LinkGraph(store)
+        self.links = LinkGraph(store, files)  # files: links reach attachments too
         self.vectors = vectors
         self.indexing = IndexSync(store, index, self.links, vectors)
 

@@ -14,6 +14,19 @@ from memvault.domain.models import Account, ApiKey, KeySettings, Limits, SearchD
 from memvault.errors import Conflict, NotFound
 
 
+_DEFAULT_LIMITS = Limits()
+
+
+def limits_of(item: Item) -> Limits:
+    """An account item's limits; the file limits are absent until set (the defaults)."""
+    return Limits(
+        max_notes=item["max_notes"],
+        max_bytes=item["max_bytes"],
+        max_files=item.get("max_files", _DEFAULT_LIMITS.max_files),
+        max_file_bytes=item.get("max_file_bytes", _DEFAULT_LIMITS.max_file_bytes),
+    )
+
+
 def account_from(state: quota.State) -> Account:
     """The account from its item and quota shards (usage and revision are their sums)."""
     item = state.account
@@ -23,7 +36,7 @@ def account_from(state: quota.State) -> Account:
         id=item["id"],
         name=item["name"],
         created_at=item["created_at"],
-        limits=Limits(max_notes=item["max_notes"], max_bytes=item["max_bytes"]),
+        limits=limits_of(item),
         note_count=usage.note_count,
         total_bytes=usage.total_bytes,
         revision=state.revision,
@@ -80,6 +93,8 @@ class DynamoAccountStore(DynamoParts):
             "created_at": account.created_at,
             "max_notes": account.limits.max_notes,
             "max_bytes": account.limits.max_bytes,
+            "max_files": account.limits.max_files,
+            "max_file_bytes": account.limits.max_file_bytes,
         }
         # Headroom lives in quota shards, so a write checks the quota in its own
         # condition, with no read first, on an item few other writers touch (quota).

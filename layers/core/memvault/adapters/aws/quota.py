@@ -442,10 +442,16 @@ def set_limits(table: Table, account_id: str, limits: Limits) -> None:
             "Update": {
                 "TableName": table.name,
                 "Key": dynamo.key(pk, keys.ACCOUNT_SK),
-                "UpdateExpression": "SET max_notes = :mn, max_bytes = :mb",
+                "UpdateExpression": "SET max_notes = :mn, max_bytes = :mb, max_files = :mf,"
+                " max_file_bytes = :mfb",
                 "ConditionExpression": "attribute_exists(pk)",
                 "ExpressionAttributeValues": values(
-                    {":mn": limits.max_notes, ":mb": limits.max_bytes}
+                    {
+                        ":mn": limits.max_notes,
+                        ":mb": limits.max_bytes,
+                        ":mf": limits.max_files,
+                        ":mfb": limits.max_file_bytes,
+                    }
                 ),
             }
         }

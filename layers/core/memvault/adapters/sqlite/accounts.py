@@ -9,12 +9,24 @@ from memvault.domain.models import Account, ApiKey, KeySettings, Limits, SearchD
 from memvault.errors import NotFound
 
 
+_DEFAULT_LIMITS = Limits()
+
+
+def _limits(row: sqlite3.Row) -> Limits:
+    return Limits(
+        max_notes=row["max_notes"],
+        max_bytes=row["max_bytes"],
+        max_files=row["max_files"] or _DEFAULT_LIMITS.max_files,
+        max_file_bytes=row["max_file_bytes"] or _DEFAULT_LIMITS.max_file_bytes,
+    )
+
+
 def account_from(row: sqlite3.Row) -> Account:
     return Account(
         id=row["id"],
         name=row["name"],
         created_at=row["created_at"],
-        limits=Limits(max_notes=row["max_notes"], max_bytes=row["max_bytes"]),
+        limits=_limits(row),
         note_count=row["note_count"],
         total_bytes=row["total_bytes"],
         revision=row["revision"],
@@ -57,14 +69,16 @@ class SqliteAccountStore(SqliteParts):
     def create_account(self, account: Account) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT INTO accounts (id, name, created_at, max_notes, max_bytes)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO accounts (id, name, created_at, max_notes, max_bytes, max_files,"
+                " max_file_bytes) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     account.id,
                     account.name,
                     account.created_at,
                     account.limits.max_notes,
                     account.limits.max_bytes,
+                    account.limits.max_files,
+                    account.limits.max_file_bytes,
                 ),
             )
 
@@ -79,8 +93,15 @@ class SqliteAccountStore(SqliteParts):
     def set_limits(self, account_id: str, limits: Limits) -> Account:
         with self.db.transaction() as conn:
             cur = conn.execute(
-                "UPDATE accounts SET max_notes = ?, max_bytes = ? WHERE id = ?",
-                (limits.max_notes, limits.max_bytes, account_id),
+                "UPDATE accounts SET max_notes = ?, max_bytes = ?, max_files = ?,"
+                " max_file_bytes = ? WHERE id = ?",
+                (
+                    limits.max_notes,
+                    limits.max_bytes,
+                    limits.max_files,
+                    limits.max_file_bytes,
+                    account_id,
+                ),
             )
             if cur.rowcount == 0:
                 raise NotFound(f"no account {account_id!r}", code="account_not_found")

@@ -212,6 +212,9 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     # The organisation's default search mode and min_score (NULL: the deployment's; ADR 0050).
     ("accounts", "search_mode", "TEXT"),
     ("accounts", "min_score", "REAL"),
+    # Per-organisation file limits (domain.attachments; NULL: Limits' defaults).
+    ("accounts", "max_files", "INTEGER"),
+    ("accounts", "max_file_bytes", "INTEGER"),
 ]
 
 

@@ -118,5 +118,7 @@ def set_limits(svc: ServicesDep, who: ManagerDep, body: schemas.LimitsIn) -> sch
     limits = Limits(
         max_notes=body.max_notes or current.max_notes,
         max_bytes=body.max_bytes or current.max_bytes,
+        max_files=body.max_files or current.max_files,
+        max_file_bytes=body.max_file_bytes or current.max_file_bytes,
     )
     return schemas.AccountOut.of(svc.org.set_limits(who, limits))

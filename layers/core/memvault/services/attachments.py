@@ -1,0 +1,184 @@
+"""The vault's files that are not notes: attachments and ``.obsidian/`` configuration.
+
+Every surface goes through here (``/v1/files``, the import and export, the memory
+tools): paths are checked (``domain.attachments``), writes charge the ``writes`` budget,
+the size cap, file limit and byte quota are enforced by the store's commit (ADR 0043),
+and the notes that link to an attachment are found by the link graph, with the rules of
+``domain.links``. Nothing here ever hands a file's bytes to a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from memvault.domain import attachments as files
+from memvault.domain import paths
+from memvault.domain.attachments import DeleteFile, FileChange, FileKind, PutFile, StoredFile
+from memvault.domain.budgets import Bucket
+from memvault.domain.models import Limits, NoteSummary
+from memvault.errors import InvalidInput, NotFound, PermissionDenied
+from memvault.ports import AccountStore, AttachmentStore, FileCommit, LinkedNotes
+from memvault.services.budgets import BudgetGuard
+from memvault.services.context import Caller
+from memvault.services.links import LinkGraph
+
+MAX_LIST = 500
+# An orphaned blob (its file overwritten or deleted) is dropped once no commit staged it
+# for this long: a writer that staged the same bytes a moment ago may be about to commit.
+ORPHAN_GRACE_SECONDS = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class FilePage:
+    files: list[StoredFile]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    file: StoredFile
+    created: bool
+    changed: bool
+
+
+class AttachmentService:
+    def __init__(
+        self,
+        store: AttachmentStore,
+        notes: LinkedNotes,
+        accounts: AccountStore,
+        links: LinkGraph,
+        budgets: BudgetGuard,
+        clock: Callable[[], float],
+    ) -> None:
+        self.store = store
+        self.notes = notes
+        self.accounts = accounts
+        self.links = links
+        self.budgets = budgets
+        self.clock = clock
+
+    # ------------------------------------------------------------------ reads
+    def limits(self, account_id: str) -> Limits:
+        account = self.accounts.get_account(account_id)
+        return account.limits if account else Limits()
+
+    def get(self, caller: Caller, path: str) -> StoredFile:
+        norm, _kind = files.normalize_any(path)
+        found = self.store.get_file(caller.account_id, norm)
+        if found is None:
+            raise NotFound(f"no file at {norm!r}", code="file_not_found")
+        return found
+
+    def download(self, caller: Caller, path: str) -> tuple[StoredFile, bytes]:
+        if caller.is_model:
+            raise PermissionDenied(
+                "a model may not read a file's bytes; memory_read describes it",
+                code="file_bytes_for_people",
+            )
+        found = self.get(caller, path)
+        return found, self.store.read_blob(caller.account_id, found.sha256)
+
+    def list_files(
+        self,
+        caller: Caller,
+        *,
+        prefix: str = "",
+        config: bool = False,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> FilePage:
+        if not 1 <= limit <= MAX_LIST:
+            raise InvalidInput(f"limit must be between 1 and {MAX_LIST}", code="invalid_limit")
+        if cursor is not None and len(cursor) > 2 * paths.MAX_PATH_BYTES:
+            raise InvalidInput("the cursor is too long", code="invalid_cursor")
+        kinds: tuple[FileKind, ...] = ("attachment", "config") if config else ("attachment",)
+        found = self.store.list_files(
+            caller.account_id, prefix=prefix, kinds=kinds, after=cursor, limit=limit + 1
+        )
+        more = len(found) > limit
+        page = found[:limit]
+        return FilePage(page, page[-1].path if more and page else None)
+
+    def linked_from(self, caller: Caller, path: str) -> list[str]:
+        """The live notes whose links or embeds resolve to the attachment at ``path``."""
+        found = self.get(caller, path)
+        if found.kind != "attachment":
+            return []
+        return sorted(self.links.sources(caller.account_id, [found.path])[found.path])
+
+    def backlinks(self, caller: Caller, path: str) -> list[NoteSummary]:
+        return self.notes.get_summaries(caller.account_id, self.linked_from(caller, path))
+
+    # ------------------------------------------------------------------ writes
+    def put(self, caller: Caller, path: str, data: bytes) -> FileOutcome:
+        if caller.is_model:
+            raise PermissionDenied("a model may not write files", code="file_writes_for_people")
+        norm, kind = files.normalize_any(path)
+        files.check_file_size(norm, len(data), self.limits(caller.account_id))
+        self.budgets.charge(caller.account_id, Bucket.WRITES)
+        sha = files.sha256_bytes(data)
+        current = self.store.get_file(caller.account_id, norm)
+        if current is not None and current.sha256 == sha and current.path == norm:
+            return FileOutcome(current, created=False, changed=False)
+        target = current.path if current is not None else norm
+        staged = self.store.stage_blob(caller.account_id, sha, data)
+        change = PutFile(target, kind, len(data), sha, files.content_type(target))
+        try:
+            done = self.store.commit_files(caller.account_id, [change], now=self.clock())
+        except BaseException:
+            if staged:
+                self.store.drop_blobs(caller.account_id, [sha], older_than=float("inf"))
+            raise
+        stored = done.after[0]
+        assert stored is not None
+        self._forget_old(caller.account_id, done)
+        return FileOutcome(stored, created=current is None, changed=True)
+
+    def delete(self, caller: Caller, path: str) -> StoredFile:
+        if caller.is_model:
+            raise PermissionDenied("a model may not delete files", code="file_writes_for_people")
+        found = self.get(caller, path)
+        self.budgets.charge(caller.account_id, Bucket.WRITES)
+        done = self.store.commit_files(
+            caller.account_id, [DeleteFile(found.path)], now=self.clock()
+        )
+        self._forget_old(caller.account_id, done)
+        return found
+
+    # ------------------------------------------------------------------ for imports
+    def commit(self, account_id: str, changes: Sequence[FileChange]) -> FileCommit:
+        return self.store.commit_files(account_id, changes, now=self.clock())
+
+    def undo(self, account_id: str, done: FileCommit, changes: Sequence[FileChange]) -> None:
+        """Put the files a commit changed back as they were (an import whose notes were
+        then refused)."""
+        inverse: list[FileChange] = []
+        for change, before in zip(changes, done.before, strict=True):
+            if before is None:
+                inverse.append(DeleteFile(change.path))
+            else:
+                inverse.append(
+                    PutFile(
+                        before.path,
+                        before.kind,
+                        before.size,
+                        before.sha256,
+                        before.content_type,
+                        before.updated_at,
+                    )
+                )
+        if inverse:
+            self.store.commit_files(account_id, inverse, now=self.clock())
+
+    def _forget_old(self, account_id: str, done: FileCommit) -> None:
+        """Drop the blobs the commit left unreferenced, once past the grace period (a
+        later sweep drops those still within it)."""
+        old = [
+            b.sha256
+            for b, a in zip(done.before, done.after, strict=True)
+            if b is not None and (a is None or a.sha256 != b.sha256)
+        ]
+        if old:
+            self.store.drop_blobs(account_id, old, older_than=self.clock() - ORPHAN_GRACE_SECONDS)
