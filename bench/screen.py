@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sets",
-        choices=("all", "dev", "heldout", "heldout4", "heldout5"),
+        choices=("all", "dev", "heldout", "heldout4", "heldout5", "heldout6"),
         default="all",
         help="which sets to report",
     )
@@ -192,6 +192,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.sets in ("all", "heldout", "heldout5"):
         # the newest held-out set: committed (193d450) before the screen first read it
         benign_sets["held-out 5 benign"] = corpora.load("heldout5_benign")
+    if args.sets in ("all", "heldout", "heldout6"):
+        # written after the cue stage (af865c9), committed (369b512) before the screen
+        # first read it; measured once in ADR 0007
+        attack_sets["held-out 6"] = corpora.load("heldout6_attacks")
+        benign_sets["held-out 6 benign"] = corpora.load("heldout6_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
