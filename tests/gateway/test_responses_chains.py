@@ -181,3 +181,21 @@ def test_only_the_callers_organisation_s_links_apply_and_store_off_is_unchanged(
     client.responses.create(model=MODEL, previous_response_id=unstored.id, input="more")
     assert sent(upstream, 6)["previous_response_id"] == unstored.id
     assert sent(upstream, 6)["input"] == "more"
+
+
+def test_rounds_that_ran_out_leave_the_last_reads_answered_upstream(
+    sqlite_gateway: LiveServer, upstream: ScriptedUpstream
+) -> None:
+    key = issue_key(sqlite_gateway, tools=True)
+    client = openai_client(sqlite_gateway, key)
+    upstream.set_default(Reply(tool_calls=[search()], input_tokens=10, output_tokens=1))
+    answer = client.responses.create(model=MODEL, input="keep searching")
+    assert len(upstream.requests) == 5 and answer.output == []
+    [unanswered] = stored_calls(answer.id) or ()  # the fifth response's call never ran
+    upstream.set_default(Reply(text="giving up"))
+    follow = client.responses.create(model=MODEL, previous_response_id=answer.id, input="stop")
+    assert follow.output_text == "giving up"
+    assert sent(upstream, 5)["input"] == [
+        {"type": "function_call_output", "call_id": unanswered, "output": DROPPED_READ_OUTPUT},
+        {"role": "user", "content": "stop"},
+    ]
