@@ -130,9 +130,14 @@ def test_import_a_raw_zip_body(live_server: LiveServer) -> None:
             "created": 1,
             "updated": 1,
             "unchanged": 1,
-            "skipped": 2,
-            "skipped_files": ["pic.png", ".obsidian/app.json"],
+            "skipped": 0,
+            "skipped_files": [],
+            "files_created": 2,  # the attachment and the .obsidian/ configuration
+            "files_updated": 0,
+            "files_unchanged": 0,
+            "config_files": 1,
         }
+        assert client.get("/v1/files/pic.png").content == b"\x89PNG"
         assert client.get("/v1/notes/new/one.md").json()["markdown"] == f"new {MARKER}\n"
         assert [v["version"] for v in client.get("/v1/notes/seed.md/versions").json()] == [2, 1]
         assert [v["version"] for v in client.get("/v1/notes/keep.md/versions").json()] == [2, 1]
@@ -475,7 +480,7 @@ def test_a_streamed_import_reports_each_phase_then_the_report(live_server: LiveS
 def test_a_streamed_import_with_nothing_to_change(live_server: LiveServer) -> None:
     with live_server.client() as client:
         seed(client)
-        data = make_zip(("seed.md", "seed v2\n"), ("pic.png", b"\x89PNG"))
+        data = make_zip(("seed.md", "seed v2\n"), (".trash/pic.png", b"\x89PNG"))
         events = streamed(client.post("/v1/import", content=data, headers=STREAMED))
         assert phases(events) == [
             ("parsing", 0, 1),
@@ -484,7 +489,7 @@ def test_a_streamed_import_with_nothing_to_change(live_server: LiveServer) -> No
             ("indexing", 0, 0),
         ]
         assert events[-1]["result"]["unchanged"] == 1
-        assert events[-1]["result"]["skipped_files"] == ["pic.png"]
+        assert events[-1]["result"]["skipped_files"] == [".trash/pic.png"]
 
 
 def test_a_streamed_multipart_import(live_server: LiveServer) -> None:

@@ -66,7 +66,7 @@ NOTES: dict[str, tuple[str, float]] = {
         OLD,
     ),
     "Notes/Meeting.md": (
-        "---\ncover: \"[[logo.svg]]\"\n---\n# Meeting\nA point ^abc123\n![[missing.png]]\n",
+        '---\ncover: "[[logo.svg]]"\n---\n# Meeting\nA point ^abc123\n![[missing.png]]\n',
         OLDER,
     ),
 }

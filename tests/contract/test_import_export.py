@@ -517,17 +517,11 @@ def test_import_creates_updates_and_leaves_unchanged_notes_alone(
     )
     report = run_import(services, user, data)
     assert (report.created, report.updated, report.unchanged) == (1, 1, 1)
-    assert report.skipped == 6
-    assert sorted(report.skipped_files) == sorted(
-        [
-            "images/pic.png",
-            "doc.pdf",
-            "Upper.MD",
-            ".obsidian/app.json",
-            ".obsidian/plugins/p/README.md",
-            ".trash/old.md",
-        ]
-    )
+    # Attachments and .obsidian/ are kept as files (ADR 0043); other dot-folders and
+    # names that are neither a note nor a file by the vault's rules are skipped.
+    assert (report.files_created, report.config_files) == (4, 2)
+    assert report.skipped == 2
+    assert sorted(report.skipped_files) == [".trash/old.md", "Upper.MD"]
     assert versions(services, user, "same.md") == [1]
     assert versions(services, user, "edit.md") == [2, 1]
     assert services.vault.read(user, "edit.md").markdown == "new text\n"
@@ -598,10 +592,12 @@ def test_a_zipped_vault_folder_is_imported_from_inside(services: Services, user:
     report = run_import(services, user, data)
     assert report.created == 2
     assert note_paths(services, user) == ["Home.md", "notes/a.md"]
-    assert sorted(report.skipped_files) == [
-        "MyVault/.obsidian/app.json",
-        "MyVault/.obsidian/workspace.json",
-        "MyVault/attachments/pic.jpg",
+    assert report.skipped_files == []
+    kept = services.attachments.list_files(user, config=True).files
+    assert [f.path for f in kept] == [
+        ".obsidian/app.json",
+        ".obsidian/workspace.json",
+        "attachments/pic.jpg",
     ]
 
 

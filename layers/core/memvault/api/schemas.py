@@ -213,6 +213,11 @@ class ImportOut(BaseModel):
     unchanged: int
     skipped: int
     skipped_files: list[str]
+    # Attachments and .obsidian/ configuration files (ADR 0043).
+    files_created: int = 0
+    files_updated: int = 0
+    files_unchanged: int = 0
+    config_files: int = 0  # of the files, those under .obsidian/
 
 
 # A streamed import (POST /v1/import with Accept: application/x-ndjson) answers one of

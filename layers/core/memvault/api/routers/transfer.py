@@ -12,6 +12,7 @@ whole or not at all, as without the stream.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -19,13 +20,13 @@ import tempfile
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, suppress
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import TypeAdapter
 from starlette.concurrency import run_in_threadpool
@@ -37,7 +38,13 @@ from memvault.api import schemas
 from memvault.api.deps import CallerDep, ServicesDep
 from memvault.api.errors import error_body
 from memvault.errors import InvalidInput, MemvaultError, TooLarge
-from memvault.services.transfer import ImportPhase, ImportProgress, ImportReport, iter_file
+from memvault.services.transfer import (
+    ImportPhase,
+    ImportProgress,
+    ImportReport,
+    ObsidianConfig,
+    iter_file,
+)
 
 log = logging.getLogger("memvault.api")
 
@@ -147,6 +154,10 @@ def _import_out(report: ImportReport) -> schemas.ImportOut:
         unchanged=report.unchanged,
         skipped=report.skipped,
         skipped_files=report.skipped_files,
+        files_created=report.files_created,
+        files_updated=report.files_updated,
+        files_unchanged=report.files_unchanged,
+        config_files=report.config_files,
     )
 
 
@@ -271,7 +282,13 @@ def _event_schema() -> Any:
     },
 )
 async def import_vault(
-    request: Request, svc: ServicesDep, caller: CallerDep
+    request: Request,
+    svc: ServicesDep,
+    caller: CallerDep,
+    obsidian_config: Annotated[
+        ObsidianConfig,
+        Query(description="keep: .obsidian/ is stored as the vault's configuration; skip"),
+    ] = "keep",
 ) -> schemas.ImportOut | Response:
     limit = svc.transfer.limits.max_archive_bytes
     content_type = request.headers.get("content-type", "").lower()
@@ -284,10 +301,16 @@ async def import_vault(
         if _wants_progress(request):
 
             def run(progress: ImportProgress) -> ImportReport:
-                return svc.transfer.import_zip(caller, archive, progress=progress)
+                return svc.transfer.import_zip(
+                    caller, archive, progress=progress, obsidian_config=obsidian_config
+                )
 
             return _ImportStream(run, stack.pop_all())  # it closes the archive when done
-        report = await run_in_threadpool(svc.transfer.import_zip, caller, archive)
+        report = await run_in_threadpool(
+            functools.partial(svc.transfer.import_zip, obsidian_config=obsidian_config),
+            caller,
+            archive,
+        )
     return _import_out(report)
 
 
