@@ -55,6 +55,14 @@ CREATE TABLE IF NOT EXISTS vector_accounts (
     account_id TEXT PRIMARY KEY,
     generation INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS vector_projections (
+    account_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    trained_rows INTEGER NOT NULL,
+    basis BLOB NOT NULL,
+    PRIMARY KEY (account_id, model)
+);
 """
 
 
@@ -87,6 +95,42 @@ one_blas_thread()
 # Matrices kept in memory: a few accounts' worth (100k chunks x 256 dimensions is 100 MB).
 CACHE_ROWS = 400_000
 
+# The two-stage search (ADR 0047): an (account, model) with at least this many chunks is
+# searched first in ``PROJECTED_DIMS`` dimensions (its own principal directions), and the
+# best ``candidates`` of that pass are scored again exactly. Below it, every row exactly.
+ANN_MIN_ROWS = 150_000
+PROJECTED_DIMS = 64
+# Rows the projection is trained from (evenly spaced over the account's rows).
+TRAIN_ROWS = 20_000
+# Candidates scored exactly: a share of the rows searched, and never fewer than this.
+CANDIDATE_SHARE = 0.01
+MIN_CANDIDATES = 1_000
+
+
+# A query whose vector lies mostly outside the projected directions is ranked worse by the
+# projected pass: its candidates grow by (TYPICAL_ENERGY / energy)^2, up to 8x, where energy
+# is the share of the query's squared length the projection keeps; below MIN_ENERGY the
+# search is exact.
+TYPICAL_ENERGY = 0.65
+MIN_ENERGY = 0.2
+
+
+def candidate_count(rows: int, limit: int, energy: float = TYPICAL_ENERGY) -> int:
+    """How many rows of the projected pass are scored again exactly."""
+    widen = min(8.0, max(1.0, (TYPICAL_ENERGY / max(energy, 1e-6)) ** 2))
+    base = max(MIN_CANDIDATES, 20 * limit, int(rows * CANDIDATE_SHARE))
+    return min(rows, int(base * widen))
+
+
+def train_projection(vectors: npt.NDArray[np.float32], dims: int) -> npt.NDArray[np.float32]:
+    """The ``dims`` principal directions of ``vectors`` (rows centred first), as a
+    (dims, dimension) float32 basis. Deterministic: evenly spaced rows, no randomness."""
+    step = max(1, len(vectors) // TRAIN_ROWS)
+    sample = vectors[::step].astype(np.float64)
+    sample -= sample.mean(axis=0)
+    _, _, vt = np.linalg.svd(sample, full_matrices=False)
+    return np.ascontiguousarray(vt[: min(dims, vt.shape[0])], dtype=np.float32)
+
 
 class _Matrix:
     """One (account, model)'s vectors in memory, as of ``generation``. Writes made by this
@@ -118,10 +162,24 @@ class _Matrix:
         self._path_array: npt.NDArray[np.str_] | None = None
         self.rows_of: dict[str, list[int]] = {}
         self.tags: dict[str, list[int]] = {}
+        # The two-stage search's basis and every row projected on it (None: exact only).
+        self.basis: npt.NDArray[np.float32] | None = None
+        self.projected: npt.NDArray[np.float32] | None = None
+        self.trained_rows = 0
         for row, (path, keys) in enumerate(zip(paths, tags, strict=True)):
             self.rows_of.setdefault(path, []).append(row)
             for key in keys:
                 self.tags.setdefault(key, []).append(row)
+
+    def project(self, basis: npt.NDArray[np.float32]) -> None:
+        """Keep every row projected on ``basis`` too (rows appended later are projected as
+        they come)."""
+        self.basis = basis
+        self.projected = np.zeros((len(self.ids), basis.shape[0]), dtype=np.float32)
+        step = 65_536  # in blocks: no second full-size temporary
+        for start in range(0, self.size, step):
+            end = min(self.size, start + step)
+            self.projected[start:end] = self.vectors[start:end] @ basis.T
 
     def remove(self, path: str) -> None:
         for row in self.rows_of.pop(path, []):
@@ -144,6 +202,8 @@ class _Matrix:
             self.size += 1
             self.ids[row] = row_id
             self.vectors[row] = vector
+            if self.projected is not None and self.basis is not None:
+                self.projected[row] = self.basis @ vector
             self.alive[row] = True
             self.paths.append(path)
             self._path_array = None
@@ -159,6 +219,10 @@ class _Matrix:
         grown = np.zeros((capacity, self.vectors.shape[1]), dtype=np.float32)
         grown[: self.size] = self.vectors[: self.size]
         self.vectors = grown
+        if self.projected is not None:
+            projected = np.zeros((capacity, self.projected.shape[1]), dtype=np.float32)
+            projected[: self.size] = self.projected[: self.size]
+            self.projected = projected
 
     def path_array(self) -> npt.NDArray[np.str_]:
         if self._path_array is None:
@@ -178,11 +242,20 @@ def _blob(vector: Sequence[float], dimension: int) -> bytes:
 
 
 class SqliteVectorIndex:
-    def __init__(self, db: Database, *, cache_rows: int = CACHE_ROWS) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        cache_rows: int = CACHE_ROWS,
+        ann_min_rows: int = ANN_MIN_ROWS,
+        projected_dims: int = PROJECTED_DIMS,
+    ) -> None:
         self.db = db
         db.add_schema(SCHEMA)
         self._cache: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
         self._cache_rows = cache_rows
+        self._ann_min_rows = ann_min_rows
+        self._projected_dims = projected_dims
         # One lock for the cache and every matrix in it: searches read a matrix while
         # this process's writes patch it.
         self._lock = threading.Lock()
@@ -252,6 +325,7 @@ class SqliteVectorIndex:
     def clear(self, account_id: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM vector_chunks WHERE account_id = ?", (account_id,))
+            conn.execute("DELETE FROM vector_projections WHERE account_id = ?", (account_id,))
             self._bump(conn, account_id)
         with self._lock:
             for key in [k for k in self._cache if k[0] == account_id]:
@@ -340,27 +414,27 @@ class SqliteVectorIndex:
             matrix = self._matrix(account_id, model)
             if matrix is None or matrix.live_rows == 0 or query.shape != (matrix.dimension,):
                 return []  # nothing stored, or a query of another dimension (model)
-            keep = matrix.alive[: matrix.size].copy()
-            if tag:
-                tagged = np.zeros(matrix.size, dtype=bool)
-                tagged[matrix.tags.get(tag_key(tag), [])] = True
-                keep &= tagged
-            if folder:
-                keep &= np.char.startswith(matrix.path_array(), folder)
-            rows = np.flatnonzero(keep)
-            if not len(rows):
+            size = matrix.size
+            keep: npt.NDArray[np.bool_] | None = None
+            count = matrix.live_rows
+            if tag or folder or matrix.dead:
+                keep = matrix.alive[:size].copy()
+                if tag:
+                    tagged = np.zeros(size, dtype=bool)
+                    tagged[matrix.tags.get(tag_key(tag), [])] = True
+                    keep &= tagged
+                if folder:
+                    keep &= np.char.startswith(matrix.path_array(), folder)
+                count = int(np.count_nonzero(keep))
+            if count == 0:
                 return []
-            if 4 * len(rows) < matrix.size:
-                # A narrow filter: score only its rows.
-                scores = matrix.vectors[rows] @ query
+            k = min(limit, count)
+            if matrix.projected is not None and count >= self._ann_min_rows:
+                rows, scores = _two_stage(matrix, query, keep, count, k)
             else:
-                # Score every row and rule out the rest: cheaper than copying most rows.
-                scores = (matrix.vectors[: matrix.size] @ query)[rows]
-            k = min(limit, len(scores))
-            best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(k)
-            best = best[np.argsort(-scores[best], kind="stable")]
-            ids = [int(i) for i in matrix.ids[rows[best]]]
-            similarity = {i: float(sc) for i, sc in zip(ids, scores[best], strict=True)}
+                rows, scores = _exact(matrix, query, keep, count, k)
+            ids = [int(i) for i in matrix.ids[rows]]
+            similarity = {i: float(sc) for i, sc in zip(ids, scores, strict=True)}
         return self._hits(account_id, model, ids, similarity)
 
     def _hits(
@@ -413,10 +487,12 @@ class SqliteVectorIndex:
         cached = self._cache.get(key)
         if cached is not None and cached.generation == int(row["generation"]):
             self._cache.move_to_end(key)
+            self._ensure_projection(account_id, model, cached)
             return cached
         matrix = self._load(account_id, model)
         if matrix is None:
             return None
+        self._ensure_projection(account_id, model, matrix)
         self._cache[key] = matrix
         self._cache.move_to_end(key)
         total = sum(m.size for m in self._cache.values())
@@ -424,6 +500,45 @@ class SqliteVectorIndex:
             _, dropped = self._cache.popitem(last=False)
             total -= dropped.size
         return matrix
+
+    def _ensure_projection(self, account_id: str, model: str, matrix: _Matrix) -> None:
+        """Give a large matrix its two-stage search (caller holds the lock): the stored
+        basis of the (account, model), or one trained from its own rows and stored (the
+        first search past ``ann_min_rows``, or once the rows doubled since training)."""
+        live = matrix.live_rows
+        if live < self._ann_min_rows or matrix.dimension == 0:
+            return
+        if matrix.projected is not None and live < 2 * matrix.trained_rows:
+            return
+        conn = self.db.connection()
+        stored = conn.execute(
+            "SELECT dimension, trained_rows, basis FROM vector_projections"
+            " WHERE account_id = ? AND model = ?",
+            (account_id, model),
+        ).fetchone()
+        basis: npt.NDArray[np.float32] | None = None
+        if (
+            stored is not None
+            and int(stored["dimension"]) == matrix.dimension
+            and live < 2 * int(stored["trained_rows"])
+        ):
+            basis = np.frombuffer(stored["basis"], dtype=np.float32).reshape(-1, matrix.dimension)
+            trained = int(stored["trained_rows"])
+        if basis is None:
+            alive = matrix.vectors[: matrix.size][matrix.alive[: matrix.size]]
+            basis = train_projection(alive, self._projected_dims)
+            trained = live
+            with self.db.transaction() as tx:
+                tx.execute(
+                    "INSERT INTO vector_projections"
+                    " (account_id, model, dimension, trained_rows, basis) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT(account_id, model) DO UPDATE SET dimension ="
+                    " excluded.dimension, trained_rows = excluded.trained_rows,"
+                    " basis = excluded.basis",
+                    (account_id, model, matrix.dimension, trained, basis.tobytes()),
+                )
+        matrix.project(basis)
+        matrix.trained_rows = trained
 
     def _load(self, account_id: str, model: str) -> _Matrix | None:
         """The account's vectors of ``model`` and their generation, from one snapshot."""
@@ -459,3 +574,86 @@ class SqliteVectorIndex:
             paths=[r["path"] for r in rows],
             tags=[json.loads(r["tag_keys"]) for r in rows],
         )
+
+
+Rows = npt.NDArray[np.intp]
+Scores = npt.NDArray[np.float32]
+
+
+def _best(scores: Scores, k: int) -> Rows:
+    """Positions of the ``k`` highest scores, highest first (ties in position order)."""
+    best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    return best[np.argsort(-scores[best], kind="stable")]
+
+
+def _exact(
+    matrix: _Matrix,
+    query: npt.NDArray[np.float32],
+    keep: npt.NDArray[np.bool_] | None,
+    count: int,
+    k: int,
+) -> tuple[Rows, Scores]:
+    """The best ``k`` rows (of ``keep``) by their exact similarity to ``query``."""
+    size = matrix.size
+    if keep is None:
+        scores = matrix.vectors[:size] @ query
+        best = _best(scores, k)
+        return best, scores[best]
+    rows = np.flatnonzero(keep)
+    if 4 * count < size:
+        # A narrow filter: score only its rows.
+        scores = matrix.vectors[rows] @ query
+    else:
+        # Score every row and rule out the rest: cheaper than copying most rows.
+        scores = (matrix.vectors[:size] @ query)[rows]
+    best = _best(scores, k)
+    return rows[best], scores[best]
+
+
+def _two_stage(
+    matrix: _Matrix,
+    query: npt.NDArray[np.float32],
+    keep: npt.NDArray[np.bool_] | None,
+    count: int,
+    k: int,
+) -> tuple[Rows, Scores]:
+    """ADR 0047: every row (of ``keep``) scored in the projected space (a quarter of the
+    bytes of the exact scan), the best ``candidate_count`` of them scored again exactly,
+    and the best ``k`` of those returned with their exact similarity."""
+    assert matrix.projected is not None and matrix.basis is not None
+    size = matrix.size
+    projected_query = matrix.basis @ query
+    norm = float(query @ query)
+    energy = float(projected_query @ projected_query) / norm if norm > 0 else 0.0
+    if energy < MIN_ENERGY:
+        return _exact(matrix, query, keep, count, k)
+    approx = matrix.projected[:size] @ projected_query
+    if keep is not None:
+        approx[~keep] = -np.inf
+    wanted = candidate_count(count, k, energy)
+    candidates = _top_unordered(approx, wanted)
+    if keep is not None:
+        candidates = candidates[keep[candidates]]
+    exact = matrix.vectors[candidates] @ query
+    best = _best(exact, min(k, len(candidates)))
+    return candidates[best], exact[best]
+
+
+def _top_unordered(scores: Scores, wanted: int) -> Rows:
+    """Positions of about the ``wanted`` highest scores (at least ``wanted``), in no order.
+    A full selection over a million scores costs more than the projected product itself:
+    a threshold is read off every 16th score first, and a selection runs only when the
+    threshold let through too few or far too many."""
+    n = len(scores)
+    if wanted >= n:
+        return np.arange(n)
+    stride = 16
+    sample = scores[::stride]
+    if wanted // stride >= 8:
+        # The sample's (wanted / stride * 1.25)-th best: a little past the wanted share.
+        place = min(len(sample) - 1, int(wanted / stride * 1.25))
+        threshold = np.partition(sample, len(sample) - 1 - place)[len(sample) - 1 - place]
+        found = np.flatnonzero(scores >= threshold)
+        if wanted <= len(found) <= 4 * wanted:
+            return found
+    return np.argpartition(-scores, wanted - 1)[:wanted]

@@ -1,0 +1,172 @@
+"""The SQLite VectorIndex's two-stage search on large accounts (ADR 0047).
+
+An account past ``ann_min_rows`` chunks is searched first in its own principal directions,
+then its best candidates are scored exactly. From the caller's side: the hits are nearly
+those of the exact scan and carry exact similarities, an account's answers never depend on
+another account's vectors, deletes and new writes show at once, and a restart reads the
+stored projection instead of training another.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import memvault.adapters.sqlite.vectors as vectors_module
+from memvault.adapters.sqlite.db import Database
+from memvault.adapters.sqlite.vectors import SqliteVectorIndex
+from memvault.ports import ChunkVector
+
+DIM = 32
+ANN_ROWS = 1_000  # the two-stage search from this many chunks on (tests only)
+NOTES = 150
+CHUNKS = 10  # a note
+
+
+def vectors(seed: int, count: int) -> np.ndarray:
+    """Unit vectors around a few topics, with a common direction (as static embeddings)."""
+    rng = np.random.default_rng(seed)
+    topics = rng.standard_normal((12, DIM))
+    common = rng.standard_normal(DIM) * 2
+    rows = common + topics[rng.integers(0, 12, count)] + 0.8 * rng.standard_normal((count, DIM))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows.astype(np.float32)
+
+
+def store(index: SqliteVectorIndex, account: str, seed: int, folder: str = "") -> np.ndarray:
+    rows = vectors(seed, NOTES * CHUNKS)
+    notes = {}
+    for n in range(NOTES):
+        path = f"{folder}n{n}.md"
+        notes[path] = [
+            ChunkVector(
+                note_id=f"{account}-{n}",
+                path=path,
+                chunk_index=i,
+                heading="",
+                offset=i,
+                length=1,
+                text=f"{account}:{path}#{i}",
+                tags=("t",) if n % 3 == 0 else (),
+                vector=rows[n * CHUNKS + i].tolist(),
+                model="m",
+                updated_at=1.0,
+            )
+            for i in range(CHUNKS)
+        ]
+    index.upsert_notes(account, notes)
+    return rows
+
+
+def queries(seed: int, count: int = 40) -> list[list[float]]:
+    return [q.tolist() for q in vectors(seed, count)]
+
+
+def nearest(index: SqliteVectorIndex, account: str, query: list[float], **kw: object):  # type: ignore[no-untyped-def]
+    return index.nearest(account, query, model="m", limit=10, **kw)  # type: ignore[arg-type]
+
+
+def keys(hits) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+    return [(h.path, h.chunk_index) for h in hits]
+
+
+@pytest.fixture()
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "v.sqlite3"
+
+
+@pytest.fixture(autouse=True)
+def few_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real vault's floor is 1,000 candidates; here 200 of 1,500 rows are scored exactly.
+    monkeypatch.setattr(vectors_module, "MIN_CANDIDATES", 50)
+
+
+def test_two_stage_hits_match_the_exact_scan_with_exact_scores(db_path: Path) -> None:
+    ann = SqliteVectorIndex(Database(db_path), ann_min_rows=ANN_ROWS, projected_dims=8)
+    exact = SqliteVectorIndex(Database(db_path), ann_min_rows=10**9)
+    rows = store(ann, "acc", seed=1)
+    found, wanted = 0, 0
+    for query in queries(seed=7):
+        got, truth = nearest(ann, "acc", query), nearest(exact, "acc", query)
+        assert len(got) == 10
+        found += len(set(keys(got)) & set(keys(truth)))
+        wanted += len(truth)
+        for hit in got:  # the similarity returned is the exact cosine of that chunk
+            n = int(hit.path[1:-3])
+            cosine = float(rows[n * CHUNKS + hit.chunk_index] @ np.asarray(query))
+            assert hit.similarity == pytest.approx(cosine, abs=1e-5)
+        assert [h.similarity for h in got] == sorted((h.similarity for h in got), reverse=True)
+    assert found / wanted >= 0.9
+    # The projection is stored with the account and model it was trained from.
+    conn = Database(db_path).connection()
+    stored = conn.execute("SELECT account_id, model FROM vector_projections").fetchall()
+    assert [tuple(r) for r in stored] == [("acc", "m")]
+
+
+def test_an_accounts_answers_do_not_depend_on_another_accounts_vectors(tmp_path: Path) -> None:
+    alone = SqliteVectorIndex(Database(tmp_path / "a.sqlite3"), ann_min_rows=ANN_ROWS)
+    shared = SqliteVectorIndex(Database(tmp_path / "b.sqlite3"), ann_min_rows=ANN_ROWS)
+    store(alone, "acc", seed=1)
+    store(shared, "other", seed=2)  # a neighbour with more, different vectors
+    store(shared, "other", seed=3, folder="more/")
+    store(shared, "acc", seed=1)
+    for query in queries(seed=9, count=20):
+        mine = nearest(alone, "acc", query)
+        assert [(h.path, h.chunk_index, h.similarity) for h in nearest(shared, "acc", query)] == [
+            (h.path, h.chunk_index, h.similarity) for h in mine
+        ]
+        theirs = nearest(shared, "other", query)
+        assert theirs and all(h.text.startswith("other:") for h in theirs)
+    # Filters stay inside the search: a tag or folder page is full and only of its rows.
+    tagged = nearest(shared, "other", queries(seed=9)[0], tag="t")
+    assert len(tagged) == 10 and all(int(h.path.split("n")[-1][:-3]) % 3 == 0 for h in tagged)
+    foldered = nearest(shared, "other", queries(seed=9)[0], folder="more/")
+    assert len(foldered) == 10 and all(h.path.startswith("more/") for h in foldered)
+
+
+def test_deletes_and_new_writes_show_at_once_and_a_restart_reads_the_stored_projection(
+    db_path: Path,
+) -> None:
+    index = SqliteVectorIndex(Database(db_path), ann_min_rows=ANN_ROWS)
+    store(index, "acc", seed=1)
+    query = queries(seed=11, count=1)[0]
+    before = nearest(index, "acc", query)
+    best = before[0].path
+    index.delete_notes("acc", [best])
+    after = nearest(index, "acc", query)
+    assert best not in {h.path for h in after} and len(after) == 10
+    # A new note holding the query itself is the best hit at once.
+    index.upsert_chunks(
+        "acc",
+        "new.md",
+        [
+            ChunkVector(
+                note_id="new",
+                path="new.md",
+                chunk_index=0,
+                heading="",
+                offset=0,
+                length=1,
+                text="acc:new",
+                tags=(),
+                vector=query,
+                model="m",
+                updated_at=2.0,
+            )
+        ],
+    )
+    top = nearest(index, "acc", query)[0]
+    assert (top.path, top.similarity) == ("new.md", pytest.approx(1.0, abs=1e-5))
+    conn = Database(db_path).connection()
+    (basis,) = conn.execute("SELECT basis FROM vector_projections").fetchone()
+    # Another process (a restart) answers the same, from the stored projection.
+    restarted = SqliteVectorIndex(Database(db_path), ann_min_rows=ANN_ROWS)
+    assert keys(nearest(restarted, "acc", query)) == keys(nearest(index, "acc", query))
+    (again,) = conn.execute("SELECT basis FROM vector_projections").fetchone()
+    assert again == basis
+    # Erasing the account's vectors takes its projection with them.
+    restarted.clear("acc")
+    assert nearest(restarted, "acc", query) == []
+    assert conn.execute("SELECT COUNT(*) FROM vector_projections").fetchone()[0] == 0
