@@ -52,6 +52,11 @@ def _sweep(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             "the retention function runs on its EventBridge schedule only; it was invoked"
             f" with {describe_event(event)}"
         ) from exc
+    if schedule.detail_type != "Scheduled Event":  # another EventBridge event (S3's)
+        raise UnsupportedEvent(
+            "the retention function runs on its EventBridge schedule only; it was invoked"
+            f" with {describe_event(event)}"
+        )
     # No new sweep or batch starts in the last RESERVE_MS of the invocation: the next
     # run continues where this one stopped (each unit of work is whole).
     report = retention.run(

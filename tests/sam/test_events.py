@@ -37,7 +37,9 @@ from tests.support.upstream import ScriptedUpstream
 from tests.support.upstream.steps import Reply
 
 EVENTS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "events").glob("*.json"))
-FUNCTIONS = ("management", "mcp", "inference", "retention", "ops")
+FUNCTIONS = ("management", "mcp", "inference", "retention", "ops", "jobs")
+# EventBridge events that are no API request: the schedule, and S3's Object Created (jobs).
+NOT_HTTP = {"retention_schedule", "jobs_object_created"}
 ACCOUNT = "acme"
 NOTE = "projects/launch.md"
 
@@ -147,7 +149,7 @@ ROUTES = {
 def test_buffered_api_functions_answer_every_event(stack: Stack, function: str, name: str) -> None:
     response = _invoke_http(stack, function, name)
     status = response["statusCode"]
-    if name == "retention_schedule":
+    if name in NOT_HTTP:
         assert status == 400
         error = _error(response)
         assert error["code"] == "unsupported_event"
@@ -178,7 +180,7 @@ def test_buffered_api_functions_answer_every_event(stack: Stack, function: str, 
 @pytest.mark.parametrize("name", EVENTS)
 def test_the_inference_app_answers_every_event(stack: Stack, name: str) -> None:
     ev = event(name, stack.key)
-    if name == "retention_schedule":
+    if name in NOT_HTTP:
         # Lambda Web Adapter passes a non-HTTP event to the app as POST /events.
         ev = {
             "httpMethod": "POST",
@@ -190,7 +192,7 @@ def test_the_inference_app_answers_every_event(stack: Stack, name: str) -> None:
         stack.upstream.enqueue(Reply(text="We ship the beta on Friday."))
     status, content_type, lines = _replay(stack.inference_url, ev)
     body = "\n".join(lines)
-    if name == "retention_schedule":
+    if name in NOT_HTTP:
         assert status == 400
         assert json.loads(body)["error"]["code"] == "unsupported_event"
     elif name not in ROUTES["inference"]:
@@ -217,7 +219,8 @@ def test_scheduled_functions_run_on_the_schedule_and_refuse_the_rest(
 ) -> None:
     fn = stack.functions[function]
     if name != "retention_schedule":
-        with pytest.raises(UnsupportedEvent, match="API Gateway request"):
+        shape = "EventBridge event" if name in NOT_HTTP else "API Gateway request"
+        with pytest.raises(UnsupportedEvent, match=shape):
             fn.handler(event(name, stack.key), context(function))
         return
     result = fn.handler(event(name), context(function))
@@ -232,3 +235,27 @@ def test_scheduled_functions_run_on_the_schedule_and_refuse_the_rest(
     else:  # the outbox waits; the holds were still settled
         assert set(result["errors"]) == {"search_queue_drained"}
         assert result["queue_age_seconds"] is not None and result["queue_age_seconds"] >= 0
+
+
+@pytest.mark.parametrize("name", EVENTS)
+def test_the_job_function_runs_jobs_on_object_created_and_refuses_the_rest(
+    stack: Stack, name: str
+) -> None:
+    """With search up or down: an export needs no search, and a stray object's event
+    (no such job) is answered, its object deleted."""
+    fn = stack.functions["jobs"]
+    if name != "jobs_object_created":
+        shape = "EventBridge event" if name in NOT_HTTP else "API Gateway request"
+        with pytest.raises(UnsupportedEvent, match=shape):
+            fn.handler(event(name, stack.key), context("jobs"))
+        return
+    assert fn.handler(event(name), context("jobs")) == {
+        "jobs": [{"job_id": "imp_000000000000000000000000", "status": None}]
+    }
+    caller = fn.services.callers.for_key(stack.key)[0]
+    job = fn.services.jobs.create_export(caller)
+    ev = event(name)
+    ev["detail"]["object"]["key"] = f"jobs/run/{ACCOUNT}/{job.id}"
+    assert fn.handler(ev, context("jobs")) == {"jobs": [{"job_id": job.id, "status": "succeeded"}]}
+    done = fn.services.jobs.get(caller, job.id)
+    assert done.notes == 1 and done.blob_bytes

@@ -79,6 +79,11 @@ EXPECTED: dict[Action, dict[str, set[str]]] = {
     Action.CREATE_MEMORY: {"owner": OWN, "admin": OWN, "member": OWN, "vault key": NONE},
     Action.EDIT_MEMORY: {"owner": ALL, "admin": OWN, "member": OWN, "vault key": NONE},
     Action.DELETE_MEMORY: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": NONE},
+    # Import and export jobs (ADR 0041): an import changes the whole vault, so not from a
+    # member's session; a job is read by whoever may see its starter's.
+    Action.IMPORT_VAULT: {"owner": ALL, "admin": ALL, "member": NONE, "vault key": ALL},
+    Action.EXPORT_VAULT: {"owner": ALL, "admin": ALL, "member": ALL, "vault key": ALL},
+    Action.READ_JOB: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": OWN},
 }
 ACTORS = {
     "owner": actor(OWNER),

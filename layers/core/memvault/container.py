@@ -35,6 +35,7 @@ from memvault.services.budgets import BudgetGuard
 from memvault.services.callers import CallerResolver
 from memvault.services.embedding import EmbeddingService
 from memvault.services.hybrid import SemanticSearch
+from memvault.services.jobs import JobService, JobTimes
 from memvault.services.keys import KeyService
 from memvault.services.members import MemberService
 from memvault.services.org import OrgService
@@ -55,6 +56,7 @@ class Services:
     accounts: AccountService
     vault: VaultService
     transfer: TransferService
+    jobs: JobService  # import and export jobs of any size (ADR 0041)
     ledger: Ledger
     billing: BillingService
     # People and their access: organisations, members, keys by role, sessions, audit.
@@ -196,6 +198,7 @@ def build_services(
         ),
         attachments=attachments,
     )
+    jobs = build_jobs(settings, store, transfer, clock)
     accounts = AccountService(store, clock)
     audit, sessions, members = build_people(
         settings, store, accounts, clock, email_attempts, client_attempts
@@ -208,6 +211,7 @@ def build_services(
         accounts=accounts,
         vault=vault,
         transfer=transfer,
+        jobs=jobs,
         ledger=ledger,
         billing=billing,
         audit=audit,
@@ -223,6 +227,36 @@ def build_services(
         attachments=attachments,
         response_chains=response_chains,
     )
+
+
+def build_jobs(
+    settings: Settings, store: VaultStore, transfer: TransferService, clock: Callable[[], float]
+) -> JobService:
+    """Import and export jobs over the backend's job store and staged blobs: files under
+    the data dir and a worker thread embedded; the notes bucket's ``jobs/`` prefix with
+    presigned links and the job function on AWS."""
+    times = JobTimes(
+        lease_seconds=settings.job_lease_seconds,
+        heartbeat_seconds=settings.job_heartbeat_seconds,
+        upload_seconds=settings.job_upload_seconds,
+        keep_seconds=settings.job_keep_seconds,
+        wait_seconds=settings.job_wait_seconds,
+    )
+    if settings.backend == "sqlite":
+        from memvault.adapters.sqlite.jobs import FileTransferBlobs, SqliteJobStore
+
+        db = store.db  # type: ignore[attr-defined]
+        sqlite_jobs = SqliteJobStore(db)
+        blobs = FileTransferBlobs(settings.data_dir / "jobs")
+        return JobService(sqlite_jobs, blobs, transfer, clock, times=times, background=True)
+    from memvault.adapters.aws.clients import make_client
+    from memvault.adapters.aws.jobs import DynamoJobStore, S3TransferBlobs
+
+    table, bodies = store.table, store.bodies  # type: ignore[attr-defined]
+    presign_endpoint = settings.s3_presign_endpoint or settings.s3_endpoint
+    presigner = make_client("s3", settings.aws_region, presign_endpoint)
+    s3_blobs = S3TransferBlobs(bodies.client, presigner, bodies.bucket)
+    return JobService(DynamoJobStore(table, bodies), s3_blobs, transfer, clock, times=times)
 
 
 def sign_in_policies(settings: Settings) -> tuple[BucketPolicy, BucketPolicy]:

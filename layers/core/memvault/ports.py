@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import IO, Protocol
 
 from memvault.domain.attachments import (
     ATTACHMENTS_ONLY,
@@ -26,6 +26,7 @@ from memvault.domain.attachments import (
     StoredFile,
 )
 from memvault.domain.identity import AuditEvent, Invitation, Member, Role, Session
+from memvault.domain.jobs import Job
 from memvault.domain.models import (
     Account,
     ApiKey,
@@ -208,6 +209,7 @@ class SearchOutbox(Protocol):
         """Whether ``path`` waits in the account's outbox: one key lookup, whatever the
         outbox's length (a note's vector status asks on every read)."""
         ...
+
     def unqueue_reindex(self, account_id: str, note_paths: Collection[str]) -> None: ...
     def accounts_with_queued_reindex(self) -> list[str]: ...
     def oldest_queued_at(self) -> float | None:
@@ -763,4 +765,103 @@ class AttachmentStore(Protocol):
     def drop_blobs(self, account_id: str, sha256s: Collection[str], *, older_than: float) -> int:
         """Delete those of these blobs no file references and that were staged before
         ``older_than``; returns how many went."""
+        ...
+
+
+# ---------------------------------------------------------------------- import/export jobs
+class JobStore(Protocol):
+    """Import and export jobs (domain.jobs), per organisation, and each organisation's
+    import lease (ADR 0041). ``save`` is conditional on the stored revision being the one
+    the job was read at, so two workers never both move a job."""
+
+    def create(self, job: Job) -> None: ...
+    def get(self, account_id: str, job_id: str) -> Job | None: ...
+    def save(self, job: Job) -> bool:
+        """Store ``job`` (its ``revision`` already moved on by one) if the stored one is at
+        ``job.revision - 1``; False when another writer moved it first."""
+        ...
+
+    def recent(self, account_id: str, limit: int) -> list[Job]:
+        """The organisation's jobs, most recently created first."""
+        ...
+
+    def delete(self, account_id: str, job_id: str) -> None: ...
+    def acquire_lease(self, account_id: str, job_id: str, *, until: float, now: float) -> bool:
+        """Take the organisation's import lease for ``job_id`` until ``until``: True when it
+        was free, had run out (``until`` of the holder <= ``now``) or is already the job's."""
+        ...
+
+    def renew_lease(self, account_id: str, job_id: str, *, until: float) -> bool:
+        """Extend the job's lease; False when the job no longer holds it."""
+        ...
+
+    def release_lease(self, account_id: str, job_id: str) -> None: ...
+    def lease_holder(self, account_id: str, *, now: float) -> str | None:
+        """The job holding a live lease, or None."""
+        ...
+
+    def signing_key(self) -> bytes:
+        """The installation's key for job tokens (made once, kept in storage)."""
+        ...
+
+    def recover_vault(self, account_id: str, *, now: float) -> bool:
+        """Undo what a killed job's commit left half-written, once that commit's own lock
+        has run out (on DynamoDB a journaled bulk commit, ADR 0002; on SQLite a commit is
+        one transaction and nothing is ever left). True when something was rolled back."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BlobLink:
+    """A URL a client uses without its key: a presigned S3 request."""
+
+    url: str
+    headers: dict[str, str]
+    expires_at: float
+
+
+class TransferBlobs(Protocol):
+    """Where a job's archive is staged: the uploaded zip of an import, the zip an export
+    wrote. ``direct`` is True when clients send and fetch blobs straight to storage
+    (presigned S3 links); False when memvault itself receives and serves them (embedded:
+    ``write_upload`` and ``open_export`` behind a job's token)."""
+
+    @property
+    def direct(self) -> bool: ...
+    def upload_link(
+        self, account_id: str, job_id: str, *, size: int, expires_at: float, now: float
+    ) -> BlobLink | None:
+        """A presigned PUT of exactly ``size`` bytes, or None when not ``direct``."""
+        ...
+
+    def download_link(
+        self, account_id: str, job_id: str, *, filename: str, expires_at: float, now: float
+    ) -> BlobLink | None: ...
+    def write_upload(
+        self, account_id: str, job_id: str, chunks: Iterator[bytes], *, max_bytes: int
+    ) -> int:
+        """Stage an upload from ``chunks``; raises TooLarge past ``max_bytes`` (nothing is
+        kept). Returns the size."""
+        ...
+
+    def upload_size(self, account_id: str, job_id: str) -> int | None:
+        """The staged upload's size, None when there is none."""
+        ...
+
+    def open_upload(self, account_id: str, job_id: str) -> IO[bytes]:
+        """The staged upload, seekable (close it when done)."""
+        ...
+
+    def store_export(self, account_id: str, job_id: str, archive: IO[bytes]) -> int:
+        """Stage an export's zip (read from its start); its size."""
+        ...
+
+    def open_export(self, account_id: str, job_id: str) -> IO[bytes] | None: ...
+    def request_run(self, account_id: str, job_id: str) -> bool:
+        """Ask the backend to run the job (on AWS: the trigger object whose event starts
+        the job function). False when the caller must run it itself (embedded)."""
+        ...
+
+    def delete(self, account_id: str, job_id: str) -> None:
+        """Remove the job's staged blobs, whatever is there."""
         ...

@@ -156,6 +156,18 @@ class Settings(BaseSettings):
     sign_in_per_minute: float = Field(default=5.0, gt=0)
     sign_in_burst: float = Field(default=10.0, ge=1)
 
+    # --- Import and export jobs (ADR 0041). A running import's lease on its organisation
+    # lasts this long unless renewed (every heartbeat): a killed job holds nothing longer.
+    job_lease_seconds: float = Field(default=60.0, gt=0)
+    job_heartbeat_seconds: float = Field(default=15.0, gt=0)
+    # An upload link's life; finished jobs and their staged zips are kept this long.
+    job_upload_seconds: float = Field(default=3600.0, gt=0)
+    job_keep_seconds: float = Field(default=24 * 3600.0, gt=0)
+    # How long a queued import waits for another import's lease before it fails.
+    job_wait_seconds: float = Field(default=120.0, ge=0)
+    # The S3 endpoint presigned links name (what clients reach); None: s3_endpoint's.
+    s3_presign_endpoint: str | None = None
+
     @property
     def sqlite_path(self) -> Path:
         return self.data_dir / "memvault.sqlite3"

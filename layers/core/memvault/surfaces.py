@@ -61,6 +61,9 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
         app.include_router(sessions.router)
         app.include_router(audit.router)
         app.include_router(memories.router)  # memory profiles (memIDs)
+        from memvault.api.routers import jobs
+
+        app.include_router(jobs.router)  # import and export jobs of any size (ADR 0041)
         if services.settings.signup == "open":
             app.include_router(sessions.signup_router)
 

@@ -69,6 +69,12 @@ class Action(StrEnum):
     CREATE_MEMORY = "memories.create"
     EDIT_MEMORY = "memories.edit"  # its fields and its items
     DELETE_MEMORY = "memories.delete"
+    # Import and export jobs (ADR 0041). An import changes the whole shared vault at once:
+    # owners, admins and vault keys (scripts, the CLI), not a member's session. Target of
+    # READ_JOB: who started the job (its member, its key).
+    IMPORT_VAULT = "vault.import"
+    EXPORT_VAULT = "vault.export"
+    READ_JOB = "jobs.read"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +119,9 @@ TABLE: dict[Action, Permission] = {
     Action.CREATE_MEMORY:     Permission(OWN,       OWN,       OWN,    NO),
     Action.EDIT_MEMORY:       Permission(ANY,       OWN,       OWN,    NO),
     Action.DELETE_MEMORY:     Permission(ANY,       ANY,       OWN,    NO),
+    Action.IMPORT_VAULT:      Permission(ANY,       ANY,       NO,     ANY),
+    Action.EXPORT_VAULT:      Permission(ANY,       ANY,       ANY,    ANY),
+    Action.READ_JOB:          Permission(ANY,       ANY,       OWN,    OWN),
 }
 # fmt: on
 

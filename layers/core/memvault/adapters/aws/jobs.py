@@ -1,0 +1,318 @@
+"""Import and export jobs on AWS (JobStore, TransferBlobs).
+
+A job is one item of the single table, ``A#<account>`` / ``JOB#<job id>`` (its stored
+form, ``domain.jobs.to_record``, as JSON in ``data``, its ``revision`` beside it for the
+conditional save, a TTL a week past its keeping); an organisation's import lease is
+``A#<account>`` / ``JOBLEASE`` (``job_id``, ``until``), taken with a condition. Staged
+archives live in the notes bucket under ``jobs/``: an upload (or an export's trigger, an
+empty object) at ``jobs/run/<account>/<job id>``, whose ObjectCreated event starts the
+job function, and an export's zip at ``jobs/out/<account>/<job id>.zip``. Clients send
+and fetch them with presigned requests (``direct``): a PUT whose signature covers the
+declared Content-Length, and a GET.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+from boto3.s3.transfer import TransferConfig
+from botocore.exceptions import ClientError
+
+from memvault.adapters.aws import bulk, keys
+from memvault.adapters.aws.bodies import BodyStore
+from memvault.adapters.aws.clients import aws_errors, error_code
+from memvault.adapters.aws.dynamo import Table
+from memvault.domain.jobs import Job, from_record, new_signing_key, to_record
+from memvault.errors import TooLarge
+from memvault.ports import BlobLink
+
+JOB_PREFIX = "JOB#"
+LEASE_SK = "JOBLEASE"
+SIGNING_PK = SIGNING_SK = "JOBKEY"
+RUN_PREFIX = "jobs/run/"
+OUT_PREFIX = "jobs/out/"
+# Kept items outlive their job's own expiry by this much before DynamoDB's TTL takes them.
+TTL_MARGIN_SECONDS = 7 * 24 * 3600
+MAX_PRESIGN_SECONDS = 7 * 24 * 3600  # SigV4's limit
+# Archives go up and down in parallel parts (a 1 GiB export in 16 MiB parts).
+TRANSFER = TransferConfig(multipart_chunksize=16 * 1024 * 1024, max_concurrency=8)
+
+
+def job_sk(job_id: str) -> str:
+    return JOB_PREFIX + job_id
+
+
+def run_key(account_id: str, job_id: str) -> str:
+    return f"{RUN_PREFIX}{account_id}/{job_id}"
+
+
+def out_key(account_id: str, job_id: str) -> str:
+    return f"{OUT_PREFIX}{account_id}/{job_id}.zip"
+
+
+def parse_run_key(key: str) -> tuple[str, str] | None:
+    """(account id, job id) from a ``jobs/run/`` object key, None for any other key."""
+    if not key.startswith(RUN_PREFIX):
+        return None
+    account_id, slash, job_id = key[len(RUN_PREFIX) :].partition("/")
+    if not slash or not account_id or not job_id or "/" in job_id:
+        return None
+    return account_id, job_id
+
+
+def _conditional_failed(exc: ClientError) -> bool:
+    return error_code(exc) == "ConditionalCheckFailedException"
+
+
+class DynamoJobStore:
+    def __init__(self, table: Table, bodies: BodyStore) -> None:
+        self.table = table
+        self.bodies = bodies
+        self._key: bytes | None = None
+
+    def _item(self, job: Job) -> dict[str, Any]:
+        return {
+            keys.TABLE_PK: keys.account_pk(job.account_id),
+            keys.TABLE_SK: job_sk(job.id),
+            "data": json.dumps(to_record(job)),
+            "revision": job.revision,
+            "created_at": job.created_at,
+            keys.TTL_ATTRIBUTE: int(max(job.expires_at, job.updated_at) + TTL_MARGIN_SECONDS),
+        }
+
+    def create(self, job: Job) -> None:
+        self.table.put(self._item(job), ConditionExpression="attribute_not_exists(pk)")
+
+    def get(self, account_id: str, job_id: str) -> Job | None:
+        item = self.table.get(keys.account_pk(account_id), job_sk(job_id))
+        return None if item is None else from_record(json.loads(item["data"]))
+
+    def save(self, job: Job) -> bool:
+        try:
+            self.table.put(
+                self._item(job),
+                ConditionExpression="revision = :prev",
+                ExpressionAttributeValues={":prev": {"N": str(job.revision - 1)}},
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def recent(self, account_id: str, limit: int) -> list[Job]:
+        found = [
+            from_record(json.loads(item["data"]))
+            for item in self.table.query(keys.account_pk(account_id), JOB_PREFIX)
+        ]
+        found.sort(key=lambda j: (-j.created_at, j.id))
+        return found[:limit]
+
+    def delete(self, account_id: str, job_id: str) -> None:
+        self.table.delete(keys.account_pk(account_id), job_sk(job_id))
+
+    def acquire_lease(self, account_id: str, job_id: str, *, until: float, now: float) -> bool:
+        try:
+            self.table.put(
+                {
+                    keys.TABLE_PK: keys.account_pk(account_id),
+                    keys.TABLE_SK: LEASE_SK,
+                    "job_id": job_id,
+                    "until": until,
+                },
+                ConditionExpression="attribute_not_exists(pk) OR #u <= :now OR job_id = :job",
+                ExpressionAttributeNames={"#u": "until"},
+                ExpressionAttributeValues={":now": {"N": repr(now)}, ":job": {"S": job_id}},
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def renew_lease(self, account_id: str, job_id: str, *, until: float) -> bool:
+        try:
+            self.table.update(
+                Key={
+                    keys.TABLE_PK: {"S": keys.account_pk(account_id)},
+                    keys.TABLE_SK: {"S": LEASE_SK},
+                },
+                UpdateExpression="SET #u = :u",
+                ConditionExpression="job_id = :job",
+                ExpressionAttributeNames={"#u": "until"},
+                ExpressionAttributeValues={":u": {"N": repr(until)}, ":job": {"S": job_id}},
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def release_lease(self, account_id: str, job_id: str) -> None:
+        try:
+            self.table.delete(
+                keys.account_pk(account_id),
+                LEASE_SK,
+                ConditionExpression="job_id = :job",
+                ExpressionAttributeValues={":job": {"S": job_id}},
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+
+    def lease_holder(self, account_id: str, *, now: float) -> str | None:
+        item = self.table.get(keys.account_pk(account_id), LEASE_SK)
+        if item is None or float(item["until"]) <= now:
+            return None
+        return str(item["job_id"])
+
+    def signing_key(self) -> bytes:
+        if self._key is None:
+            try:
+                self.table.put(
+                    {
+                        keys.TABLE_PK: SIGNING_PK,
+                        keys.TABLE_SK: SIGNING_SK,
+                        "key": new_signing_key().hex(),
+                    },
+                    ConditionExpression="attribute_not_exists(pk)",
+                )
+            except ClientError as exc:
+                if not _conditional_failed(exc):
+                    raise
+            item = self.table.get(SIGNING_PK, SIGNING_SK)
+            assert item is not None
+            self._key = bytes.fromhex(str(item["key"]))
+        return self._key
+
+    def recover_vault(self, account_id: str, *, now: float) -> bool:
+        return bulk.recover_expired(self.table, self.bodies, account_id, now=now)
+
+
+class S3TransferBlobs:
+    """Staged archives in the notes bucket; ``presigner`` signs the links clients use
+    (a client on the endpoint they reach, which may differ from the functions' own)."""
+
+    direct = True
+
+    def __init__(self, client: Any, presigner: Any, bucket: str) -> None:
+        self.client = client
+        self.presigner = presigner
+        self.bucket = bucket
+
+    def upload_link(
+        self, account_id: str, job_id: str, *, size: int, expires_at: float, now: float
+    ) -> BlobLink | None:
+        seconds = int(min(max(expires_at - now, 1), MAX_PRESIGN_SECONDS))
+        # Content-Length is among the signed headers: S3 refuses a body of another size.
+        url = self.presigner.generate_presigned_url(
+            "put_object",
+            Params={
+                "Bucket": self.bucket,
+                "Key": run_key(account_id, job_id),
+                "ContentLength": size,
+                "ContentType": "application/zip",
+            },
+            ExpiresIn=seconds,
+        )
+        return BlobLink(url, {"content-type": "application/zip"}, now + seconds)
+
+    def download_link(
+        self, account_id: str, job_id: str, *, filename: str, expires_at: float, now: float
+    ) -> BlobLink | None:
+        seconds = int(min(max(expires_at - now, 1), MAX_PRESIGN_SECONDS))
+        url = self.presigner.generate_presigned_url(
+            "get_object",
+            Params={
+                "Bucket": self.bucket,
+                "Key": out_key(account_id, job_id),
+                "ResponseContentDisposition": f'attachment; filename="{filename}"',
+                "ResponseContentType": "application/zip",
+            },
+            ExpiresIn=seconds,
+        )
+        return BlobLink(url, {}, now + seconds)
+
+    def write_upload(
+        self, account_id: str, job_id: str, chunks: Iterator[bytes], *, max_bytes: int
+    ) -> int:
+        with tempfile.TemporaryFile() as spool:
+            size = 0
+            for chunk in chunks:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise TooLarge(
+                        f"the upload is larger than the {max_bytes} bytes declared",
+                        code="archive_too_large",
+                        limit=max_bytes,
+                    )
+                spool.write(chunk)
+            spool.seek(0)
+            with aws_errors("the notes bucket"):
+                self.client.upload_fileobj(
+                    spool, self.bucket, run_key(account_id, job_id), Config=TRANSFER
+                )
+        return size
+
+    def upload_size(self, account_id: str, job_id: str) -> int | None:
+        try:
+            with aws_errors("the notes bucket"):
+                head = self.client.head_object(Bucket=self.bucket, Key=run_key(account_id, job_id))
+        except ClientError as exc:
+            if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise
+        return int(head["ContentLength"])
+
+    def open_upload(self, account_id: str, job_id: str) -> IO[bytes]:
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - returned, the caller closes it
+        try:
+            with aws_errors("the notes bucket"):
+                self.client.download_fileobj(
+                    self.bucket, run_key(account_id, job_id), spool, Config=TRANSFER
+                )
+        except BaseException:
+            spool.close()
+            raise
+        spool.seek(0)
+        return spool
+
+    def store_export(self, account_id: str, job_id: str, archive: IO[bytes]) -> int:
+        size = archive.seek(0, 2)
+        archive.seek(0)
+        with aws_errors("the notes bucket"):
+            self.client.upload_fileobj(
+                archive,
+                self.bucket,
+                out_key(account_id, job_id),
+                ExtraArgs={"ContentType": "application/zip"},
+                Config=TRANSFER,
+            )
+        return size
+
+    def open_export(self, account_id: str, job_id: str) -> IO[bytes] | None:
+        try:
+            with aws_errors("the notes bucket"):
+                body: IO[bytes] = self.client.get_object(
+                    Bucket=self.bucket, Key=out_key(account_id, job_id)
+                )["Body"]
+        except ClientError as exc:
+            if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise
+        return body
+
+    def request_run(self, account_id: str, job_id: str) -> bool:
+        with aws_errors("the notes bucket"):
+            self.client.put_object(Bucket=self.bucket, Key=run_key(account_id, job_id), Body=b"")
+        return True
+
+    def delete(self, account_id: str, job_id: str) -> None:
+        objects = [{"Key": run_key(account_id, job_id)}, {"Key": out_key(account_id, job_id)}]
+        with aws_errors("the notes bucket"):
+            self.client.delete_objects(
+                Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True}
+            )

@@ -1,0 +1,124 @@
+"""Import and export jobs as a client drives them (tests of the job API, bench/): a live
+server on either backend whose presigned S3 links really answer, and the helpers that
+create a job, PUT its archive with no Authorization header and wait for the job's end.
+
+On AWS the presigned links name a moto server on a loopback port, in this process
+(``ThreadedMotoServer``: the same state as the in-process moto the backend runs on), so
+the PUT and GET are real HTTP requests to the URLs memvault signed. What S3 would do next
+(its Object Created event reaching the job function) is done by handing the job
+function's own ``handle`` the event S3 sends through EventBridge (events/jobs_object_created.json).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from memvault.adapters.aws.jobs import run_key
+from memvault.container import Services, build_services
+from memvault.lambda_jobs import handle
+from tests.support.backends import backend_settings
+from tests.support.clock import FakeClock
+from tests.support.servers import LiveServer, serve
+
+ROOT = Path(__file__).resolve().parents[2]
+TERMINAL = {"succeeded", "failed", "expired"}
+
+_server_lock = threading.Lock()
+_server_url: str | None = None
+
+
+def moto_http() -> str:
+    """The process's moto server on a loopback port (started once; shares moto's state)."""
+    global _server_url
+    with _server_lock:
+        if _server_url is None:
+            from moto.server import ThreadedMotoServer
+
+            server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+            server.start()
+            host, port = server.get_host_and_port()
+            _server_url = f"http://{host}:{port}"
+        return _server_url
+
+
+def job_server(
+    tmp_path: Path, backend: str, clock: FakeClock, **overrides: Any
+) -> Iterator[LiveServer]:
+    if backend == "aws":
+        overrides.setdefault("s3_presign_endpoint", moto_http())
+    with backend_settings(tmp_path, backend, **overrides) as settings:
+        yield from serve(build_services(settings, clock=clock), clock)
+
+
+@functools.lru_cache(maxsize=1)
+def _event() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((ROOT / "events" / "jobs_object_created.json").read_text())
+    return data
+
+
+def object_created(bucket: str, key: str, size: int) -> dict[str, Any]:
+    """The EventBridge event S3 sends for a new object (events/jobs_object_created.json)."""
+    event = copy.deepcopy(_event())
+    event["detail"]["bucket"]["name"] = bucket
+    event["detail"]["object"]["key"] = key
+    event["detail"]["object"]["size"] = size
+    return event
+
+
+def deliver(services: Services, account_id: str, job_id: str) -> dict[str, Any]:
+    """What S3 and EventBridge do after an object lands under jobs/run/: the job function's
+    handler on the event (AWS only; the embedded worker needs nothing)."""
+    event = object_created(services.settings.bucket, run_key(account_id, job_id), 0)
+    return handle(event, services)
+
+
+def wait(client: httpx.Client, path: str, timeout: float = 60.0) -> dict[str, Any]:
+    """GET ``path`` until the job has ended; its last answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        body: dict[str, Any] = client.get(path).json()
+        if body.get("status") in TERMINAL or time.monotonic() > deadline:
+            return body
+        time.sleep(0.02)
+
+
+def import_job(
+    server: LiveServer,
+    archive: bytes,
+    *,
+    key: str | None = None,
+    declared: int | None = None,
+    account_id: str = "local",
+) -> tuple[dict[str, Any], httpx.Response]:
+    """Create an import job, PUT ``archive`` to its link (no Authorization), let it run
+    and wait: (the job at its end, the upload's response)."""
+    with server.client(key) as client:
+        created = client.post("/v1/imports", json={"bytes": declared or len(archive)})
+        assert created.status_code == 201, created.text
+        job = created.json()
+        upload = job["upload"]
+        put = httpx.put(upload["url"], content=archive, headers=upload["headers"], timeout=60)
+        if server.services.settings.backend == "aws" and put.status_code == 200:
+            deliver(server.services, account_id, job["id"])
+        return wait(client, f"/v1/imports/{job['id']}"), put
+
+
+def export_job(
+    server: LiveServer, key: str | None = None, account_id: str = "local"
+) -> dict[str, Any]:
+    with server.client(key) as client:
+        created = client.post("/v1/exports")
+        assert created.status_code == 202, created.text
+        job = created.json()
+        if server.services.settings.backend == "aws":
+            deliver(server.services, account_id, job["id"])
+        return wait(client, f"/v1/exports/{job['id']}")
