@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from tests.dashboard.conftest import Page, needs_sessions
 from tests.dashboard.helpers import archive, note_count, put, read
@@ -134,6 +135,31 @@ def test_wikilinks_complete_from_note_names(tab: Page) -> None:
     page.keyboard.press("Enter")
     assert tab.editor_text().endswith("See [[Checklist of things]]")
     page.locator(".markdown-body a.wikilink", has_text="Checklist of things").wait_for()
+
+
+def test_a_link_followed_before_the_index_arrived_opens_the_note_it_means(tab: Page) -> None:
+    put(tab.server, "deep/folder/Far away.md", "# Far away\n\nArrived.\n")
+    put(tab.server, "Hub.md", "# Hub\n\nGo [[Far away]].\n")
+    tab.sign_in_with_key()
+    page = tab.page
+    held: list[Any] = []  # the index's pages, held back as a slow network would
+    index_pages = re.compile(r".*/v1/notes\?limit=500.*")
+    page.route(index_pages, lambda route: held.append(route))
+    tab.goto("/dashboard/vault/Hub.md")
+    link = page.locator(".markdown-body a.wikilink", has_text="Far away")
+    link.wait_for()
+    assert "dangling" in (link.get_attribute("class") or "")  # not resolvable yet
+    link.click()
+    page.wait_for_url(re.compile(r".*/dashboard/vault/Far%20away\.md$"))
+    page.locator(".editor-pane", has_text="Loading").wait_for()  # waits for the index,
+    assert page.get_by_text("There is no note at").count() == 0  # calls nothing missing
+    for route in held:
+        route.continue_()
+    page.wait_for_url(re.compile(r".*/dashboard/vault/deep/folder/Far%20away\.md$"))
+    page.locator(".markdown-body", has_text="Arrived.").wait_for()
+    page.go_back()  # the dangling address was replaced, not added to the history
+    page.wait_for_url(re.compile(r".*/dashboard/vault/Hub\.md$"))
+    assert tab.errors == []
 
 
 @needs_sessions

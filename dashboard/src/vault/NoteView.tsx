@@ -14,8 +14,9 @@ import { toast } from "../ui/toast";
 import type { Editor, LinkTarget } from "./editor";
 import { clearDraft, getDraft, moveDraft, setDraft } from "./drafts";
 import { History } from "./History";
-import { dropSummary, putSummary, resolver, vault } from "./index";
+import { dropSummary, putSummary, resolver, vault, whenComplete } from "./index";
 import { fold, folderOf, nameKey, resolveLink, stem } from "./keys";
+import { forgetPrefetched, openNote } from "./open";
 import { Preview } from "./Preview";
 
 let editorModule: Promise<typeof import("./editor")> | null = null;
@@ -85,7 +86,12 @@ export function NoteView(props: { path: string }) {
   const opened = useRef<string | null>(null);
   const dirty = text !== base.text;
 
-  // Load the note (and the editor, in parallel) whenever the path changes.
+  // The note's GET starts in the render that shows a new path (or earlier, when a press
+  // on its link prefetched it), not in an effect that waits for the next paint.
+  const loading = useMemo(() => openNote(path), [path]);
+
+  // Load the note (and the editor, in parallel) whenever the path changes; the backlinks
+  // once the note is in, so its request has the server to itself.
   useEffect(() => {
     let live = true;
     setNote(null);
@@ -94,8 +100,12 @@ export function NoteView(props: { path: string }) {
     setBacklinks(null);
     setConflict(null);
     opened.current = null;
-    const loading = get<Note>(`/v1/notes/${notePath(path)}`);
     void loadEditor();
+    const loadBacklinks = () =>
+      get<NoteSummary[]>(`/v1/notes/${notePath(path)}/backlinks`).then(
+        (list) => live && setBacklinks(list),
+        () => live && setBacklinks([]),
+      );
     loading.then(
       (found) => {
         if (!live) return;
@@ -104,21 +114,30 @@ export function NoteView(props: { path: string }) {
         setBase(draft ? { version: draft.baseVersion, text: draft.baseText } : { version: found.version, text: found.markdown });
         setText(draft ? draft.text : found.markdown);
         opened.current = path;
+        void loadBacklinks();
       },
-      (err: unknown) => {
+      async (err: unknown) => {
         if (!live) return;
         if (err instanceof ApiError && err.status === 404) {
+          // A link followed before the vault's index had its note dangles to the root;
+          // once the index is in, the same name may resolve to the note it meant.
+          if (!vault.value.complete && !getDraft(path)) {
+            await whenComplete();
+            if (!live) return;
+            const meant = resolveLink(path.replace(/\.md$/i, ""), resolver());
+            if (meant && fold(meant) !== fold(path)) {
+              navigate(`vault/${meant}`, { replace: true, sameOpening: true });
+              return;
+            }
+          }
           const draft = getDraft(path);
           setMissing(true);
           setBase({ version: 0, text: draft?.baseText ?? "" });
           setText(draft?.text ?? `# ${stem(path)}\n\n`);
           opened.current = path;
+          void loadBacklinks();
         } else setError(describe(err));
       },
-    );
-    get<NoteSummary[]>(`/v1/notes/${notePath(path)}/backlinks`).then(
-      (list) => live && setBacklinks(list),
-      () => live && setBacklinks([]),
     );
     return () => {
       live = false;
@@ -202,6 +221,7 @@ export function NoteView(props: { path: string }) {
         call<WriteOut>("PUT", `/v1/notes/${notePath(at)}`, { headers, body: JSON.stringify({ markdown: current }) }),
       );
       const saved = answer.data.note;
+      forgetPrefetched();
       putSummary(saved);
       setBase({ version: saved.version, text: current });
       setMissing(false);
@@ -316,8 +336,9 @@ export function NoteView(props: { path: string }) {
 
   const links = useMemo(() => outgoing(text), [text, index.revision]);
   const onRendered = () => {
-    if (!ready || performance.getEntriesByName("mv:navigate").length === 0) return;
-    // A figure for the bench: from the click to the preview painted (the next frame).
+    if (!ready || opened.current !== path || performance.getEntriesByName("mv:navigate").length === 0) return;
+    // A figure for the bench: from the click to the frame that paints the preview (the
+    // HTML is in the DOM now; the task after the next animation frame follows its paint).
     requestAnimationFrame(() =>
       setTimeout(() => {
         try {

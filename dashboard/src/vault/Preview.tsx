@@ -1,5 +1,5 @@
 // The rendered note: properties (frontmatter) as a table, then the sanitised HTML.
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useStore } from "../lib/store";
 import { resolver, vault } from "./index";
 import { renderMarkdown, splitFrontmatter } from "./render";
@@ -25,7 +25,9 @@ export function Preview(props: { text: string; onRendered?: () => void; topLine?
   }, [props.text, shown]);
   const front = useMemo(() => splitFrontmatter(shown), [shown]);
   const html = useMemo(() => renderMarkdown(front.body, resolver()), [front.body, index.revision]);
-  useEffect(() => {
+  // Told as soon as the HTML is in the DOM (a layout effect), so a listener can wait
+  // for exactly the frame that paints it.
+  useLayoutEffect(() => {
     props.onRendered?.();
   }, [html]);
   useEffect(() => {

@@ -24,12 +24,16 @@ export const vault = new Store<VaultIndex>({
 });
 
 let generation = 0;
+// While a large vault loads, what has arrived is shown at most this often: each showing
+// rebuilds the tree and the link resolver, which would compete with opening a note.
+const SHOW_EVERY_MS = 400;
 
 export async function loadVault(): Promise<void> {
   const mine = ++generation;
   const notes = new Map<string, NoteSummary>();
   vault.set({ ...vault.value, loading: true, error: null });
   let cursor: string | null = null;
+  let shown = -Infinity;
   try {
     do {
       const page: NoteList = await get<NoteList>("/v1/notes", { query: { limit: 500, cursor } });
@@ -37,7 +41,10 @@ export async function loadVault(): Promise<void> {
       for (const n of page.notes) notes.set(fold(n.path), n);
       cursor = page.next_cursor;
       // Show what has arrived: a large vault's tree fills in as it loads.
-      vault.set({ notes, loading: cursor !== null, complete: cursor === null, error: null, revision: vault.value.revision + 1 });
+      if (cursor === null || performance.now() - shown >= SHOW_EVERY_MS) {
+        shown = performance.now();
+        vault.set({ notes, loading: cursor !== null, complete: cursor === null, error: null, revision: vault.value.revision + 1 });
+      }
     } while (cursor);
   } catch (error) {
     if (mine === generation) {
@@ -79,4 +86,18 @@ export function resolver(): Resolver {
 
 export function summaryOf(path: string): NoteSummary | undefined {
   return vault.value.notes.get(fold(path));
+}
+
+/** Resolves once the index is loaded (at once when no load is under way); a load that
+ * fails resolves it too, so a caller never waits forever. */
+export function whenComplete(): Promise<void> {
+  if (!vault.value.loading) return Promise.resolve();
+  return new Promise((done) => {
+    const stop = vault.subscribe((v) => {
+      if (!v.loading) {
+        stop();
+        done();
+      }
+    });
+  });
 }
