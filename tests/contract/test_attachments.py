@@ -263,3 +263,38 @@ def test_models_see_what_a_file_is_never_its_bytes(services: Services, user: Cal
     with pytest.raises(Exception) as refused:
         services.attachments.download(model, "img/a.png")
     assert getattr(refused.value, "code", "") == "file_bytes_for_people"
+
+
+def test_the_memory_tools_list_and_describe_attachments_without_their_bytes(
+    services: Services, user: Caller
+) -> None:
+    from memvault.tools.memory import run_tool
+
+    run_import(services, user, vault_zip())
+    model = Caller(user.account_id, surface=Surface.MCP)
+    listed = run_tool(services, model, "memory_list", {"attachments": True, "folder": "img"})
+    assert not listed.is_error
+    assert [f["path"] for f in listed.data["attachments"]] == ["img/diagram.png"]  # type: ignore[index]
+    read = run_tool(services, model, "memory_read", {"path": "img/diagram.png"})
+    assert not read.is_error
+    assert "image (image/png)" in read.text and "Home.md" in read.text
+    assert read.data["linked_from"] == ["Archive/Plan.md", "Home.md"]  # type: ignore[index]
+    assert "\x89PNG" not in read.text and "markdown" not in (read.data or {})
+    missing = run_tool(services, model, "memory_read", {"path": "img/none.png"})
+    assert missing.is_error and "file_not_found" in missing.text
+    notes = run_tool(services, model, "memory_list", {})
+    assert "img/diagram.png" not in notes.text  # notes only, unless asked
+
+
+def test_another_organisation_never_sees_the_files(services: Services, user: Caller) -> None:
+    from tests.support.people import make_org
+
+    services.attachments.put(user, "secret.pdf", b"%PDF mine")
+    other = make_org(services, "other").owner.caller
+    with pytest.raises(Exception) as hidden:
+        services.attachments.get(other, "secret.pdf")
+    assert getattr(hidden.value, "code", "") == "file_not_found"
+    assert services.attachments.list_files(other).files == []
+    services.attachments.put(other, "secret.pdf", b"theirs")
+    assert services.attachments.download(user, "secret.pdf")[1] == b"%PDF mine"
+    assert exported(services, other).keys() == {"secret.pdf"}

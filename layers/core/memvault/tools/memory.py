@@ -25,7 +25,9 @@ from typing import Any, Final, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memvault.container import Services
+from memvault.domain import attachments as attachment_rules
 from memvault.domain import paths
+from memvault.domain.attachments import is_note_path
 from memvault.domain.models import MiB, NoteSummary
 from memvault.errors import InvalidInput, MemvaultError, RateLimited, ServiceUnavailable
 from memvault.services.context import Caller
@@ -186,6 +188,10 @@ class ListArgs(_Args):
         le=MAX_LIST_LIMIT,
         description=f"Notes per page (1 to {MAX_LIST_LIMIT}).",
     )
+    attachments: bool = Field(
+        default=False,
+        description="List the vault's attachments (images, PDFs, audio...) instead of notes.",
+    )
 
 
 def _clean_schema(node: Any) -> Any:
@@ -336,6 +342,8 @@ def _search(
 def _read(
     svc: Services, caller: Caller, args: ReadArgs, _allowance: WriteAllowance | None
 ) -> ToolResult:
+    if not is_note_path(args.path):
+        return _describe_file(svc, caller, args.path)
     note = svc.vault.read(caller, args.path)
     total = len(note.markdown)
     if args.offset > total or (args.offset == total and total > 0):
@@ -354,6 +362,54 @@ def _read(
     }
     text = _read_text(note.path, note.version, note.tags, args.offset, part, total)
     return ToolResult(text, data=data)
+
+
+def _describe_file(svc: Services, caller: Caller, path: str) -> ToolResult:
+    """memory_read on an attachment: what it is, never its bytes (ADR 0043)."""
+    found = svc.attachments.get(caller, path)
+    linked = svc.attachments.linked_from(caller, found.path)
+    what = attachment_rules.kind_label(found.content_type)
+    data: dict[str, Any] = {
+        "path": found.path,
+        "kind": found.kind,
+        "content_type": found.content_type,
+        "size": found.size,
+        "updated_at": found.updated_at,
+        "linked_from": linked,
+    }
+    text = f"{found.path} is an attachment: {what} ({found.content_type}), {found.size} bytes."
+    if found.kind == "config":
+        text = f"{found.path} is part of the vault's Obsidian configuration ({found.size} bytes)."
+    if linked:
+        text += " Linked or embedded from: " + ", ".join(linked[:20])
+        text += f" and {len(linked) - 20} more." if len(linked) > 20 else "."
+    else:
+        text += " No note links to it."
+    return ToolResult(text + " Its contents are not available to read.", data=data)
+
+
+def _list_files(svc: Services, caller: Caller, args: ListArgs) -> ToolResult:
+    prefix = args.folder.strip("/")
+    page = svc.attachments.list_files(
+        caller, prefix=prefix + "/" if prefix else "", cursor=args.cursor, limit=args.limit
+    )
+    data = {
+        "attachments": [
+            {"path": f.path, "content_type": f.content_type, "size": f.size} for f in page.files
+        ],
+        "next_cursor": page.next_cursor,
+    }
+    scope = f" under {args.folder!r}" if prefix else ""
+    if not page.files:
+        return ToolResult(f"No {'more ' if args.cursor else ''}attachments{scope}.", data=data)
+    lines = [f"{len(page.files)} attachment{'s' if len(page.files) != 1 else ''}{scope}, by path:"]
+    lines += [f"- {f.path} — {f.content_type}, {f.size} bytes" for f in page.files]
+    if page.next_cursor:
+        lines.append(
+            f"More follow: call memory_list again with cursor {page.next_cursor!r}"
+            " and attachments true."
+        )
+    return ToolResult("\n".join(lines), data=data)
 
 
 def _read_text(
@@ -452,6 +508,8 @@ def _link(
 def _list(
     svc: Services, caller: Caller, args: ListArgs, _allowance: WriteAllowance | None
 ) -> ToolResult:
+    if args.attachments:
+        return _list_files(svc, caller, args)
     page = svc.vault.list_notes(
         caller, folder=args.folder, tag=args.tag, cursor=args.cursor, limit=args.limit
     )

@@ -19,6 +19,7 @@ from memvault.api.deps import (
     parse_if_match,
 )
 from memvault.api.errors import nested_too_deeply
+from memvault.domain.attachments import is_note_path
 from memvault.domain.models import MAX_NOTE_BYTES
 from memvault.errors import InvalidInput
 from memvault.http_edge import read_body
@@ -103,7 +104,12 @@ def restore_version(
 
 @router.get("/notes/{path:path}/backlinks", response_model=list[schemas.NoteSummaryOut])
 def backlinks(svc: ServicesDep, caller: CallerDep, path: str) -> list[schemas.NoteSummaryOut]:
-    return [schemas.NoteSummaryOut.of(n) for n in svc.vault.backlinks(caller, path)]
+    """The notes linking to a note, or to an attachment (the notes that embed an image)."""
+    if is_note_path(path):
+        found = svc.vault.backlinks(caller, path)
+    else:
+        found = svc.attachments.backlinks(caller, path)
+    return [schemas.NoteSummaryOut.of(n) for n in found]
 
 
 @router.post("/notes/{path:path}/append", response_model=schemas.WriteOut)
