@@ -125,3 +125,21 @@ def test_unknown_fields_and_blank_lines_are_passed_over() -> None:
     assert upload() == REPORT and upload.events == [
         {"phase": "parsing", "done": 0, "total": 1, "extra": 1}
     ]
+
+
+def test_skipping_the_obsidian_folder_is_a_query_parameter() -> None:
+    upload = Upload(
+        lambda _: httpx.Response(200, headers=NDJSON, content=lines({"result": REPORT}))
+    )
+    data = b"PK" * 10
+    upload.client.upload(io.BytesIO(data), len(data), upload.sent.append, upload.events.append)
+    upload.client.upload(
+        io.BytesIO(data),
+        len(data),
+        upload.sent.append,
+        upload.events.append,
+        obsidian_config="skip",
+    )
+    kept, skipped = upload.requests
+    assert "obsidian_config" not in kept.url.params
+    assert skipped.url.params["obsidian_config"] == "skip"

@@ -110,6 +110,8 @@ class Client:
         size: int,
         sent: Callable[[int], None],
         event: Callable[[dict[str, Any]], None],
+        *,
+        obsidian_config: str = "keep",
     ) -> Any:
         """Import the zip in ``fh``: ``sent`` is told each chunk's size as it is sent, then
         ``event`` each of the server's progress events. Returns the import's report; an
@@ -127,7 +129,10 @@ class Client:
         }
         answered = False
         try:
-            with self.http.stream("POST", "/v1/import", content=chunks(), headers=headers) as r:
+            params = {"obsidian_config": obsidian_config} if obsidian_config != "keep" else None
+            with self.http.stream(
+                "POST", "/v1/import", content=chunks(), headers=headers, params=params
+            ) as r:
                 answered = True
                 if r.status_code >= 400 or not r.headers.get("content-type", "").startswith(NDJSON):
                     # Refused before the archive was in, or a server that does not stream.

@@ -89,6 +89,14 @@ def import_(
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
     as_json: JsonOpt = False,
+    skip_obsidian_config: Annotated[
+        bool,
+        typer.Option(
+            "--skip-obsidian-config",
+            help="Leave the archive's .obsidian/ folder out (kept as the vault's configuration"
+            " by default).",
+        ),
+    ] = False,
 ) -> None:
     """Import an Obsidian vault zip (adds and updates; never deletes; all or nothing).
 
@@ -111,13 +119,20 @@ def import_(
         )
         with fh, bar:
             bars = _ImportBars(bar, size)
-            return client.upload(fh, size, bars.sent_bytes, bars.event)
+            config = "skip" if skip_obsidian_config else "keep"
+            return client.upload(fh, size, bars.sent_bytes, bars.event, obsidian_config=config)
 
     def show(report: Any) -> None:
         out.print(
             f"created {report['created']}, updated {report['updated']},"
             f" unchanged {report['unchanged']}, skipped {report['skipped']}"
         )
+        files = [report.get(k, 0) for k in ("files_created", "files_updated", "files_unchanged")]
+        if any(files):
+            out.print(
+                f"files (attachments and .obsidian/): created {files[0]}, updated {files[1]},"
+                f" unchanged {files[2]}"
+            )
         for name in report["skipped_files"][:20]:
             out.print(Text(f"  skipped {name}", style="dim"))
         if report["skipped"] > 20:
