@@ -19,7 +19,10 @@ platform (``LAYER_ARCH``: x86_64 or arm64, manylinux wheels, so no Docker), unde
 CPython 3.12 with unchecked-hash pycs (PEP 552): the layer is read-only at /opt, so
 without them every cold start compiles about a thousand modules, and unchecked pycs are
 valid whatever the file times the zip round trip leaves. That needs a CPython 3.12
-(``LAYER_PYTHON``, else ``python3.12`` or a pyenv 3.12 found here).
+(``LAYER_PYTHON``, else ``python3.12`` or a pyenv 3.12 found here). Last, third-party
+modules keep only their bytecode (``drop_sources``; memvault keeps its sources), and
+``prune`` has dropped what nothing on Lambda reads: about 35 MB of the inference
+function's 250 (ADR 0052).
 
 ``scripts/lock_layers.py`` (``make lock``) writes the lock files from constraints.txt
 and the layer split below; tests/sam/test_packaging.py checks they agree.
@@ -145,6 +148,47 @@ WORDLLAMA_KEEP = (
 )
 
 
+# Files and trees of installed packages that nothing on Lambda reads (ADR 0052), beyond
+# the tests directories, C sources and type stubs every package loses:
+PRUNED_PATHS = (
+    # bpe-openai's tiktoken tables: for its Python ``Encoding`` wrapper, which memvault
+    # never runs (memvault.tokens loads the Rust extension, whose o200k_base is built in).
+    "bpe_openai/data",
+    # numpy's Fortran wrapper generator, C headers, static libraries, PyInstaller hook,
+    # and two subpackages numpy imports only when asked for them (``np.random``,
+    # ``np.fft``), which nothing on Lambda does (``PRUNED_MODULES``).
+    "numpy/f2py",
+    "numpy/_core/include",
+    "numpy/_core/lib",
+    "numpy/_pyinstaller",
+    "numpy/doc",
+    "numpy/random",
+    "numpy/fft",
+    # Powertools' bundled Swagger UI, for its own API resolver's docs page.
+    "aws_lambda_powertools/event_handler/openapi/swagger_ui/swagger-ui-bundle.min.js",
+    "aws_lambda_powertools/event_handler/openapi/swagger_ui/swagger-ui.min.css",
+)
+
+# Extension modules nothing imports on Lambda: numpy's SIMD test module, and aiohttp's
+# websocket reader and mask, which have pure-Python twins aiohttp falls back to
+# (memvault's upstream calls never open a websocket).
+PRUNED_EXTENSIONS = (
+    "numpy/_core/_simd.",
+    "aiohttp/_websocket/reader_c.",
+    "aiohttp/_websocket/mask.",
+)
+
+# Modules the layers leave out (PRUNED_PATHS): memvault must never import them
+# (tests/sam/test_packaging.py).
+PRUNED_MODULES = ("numpy.random", "numpy.fft", "numpy.f2py", "numpy._core._simd")
+
+# Sources kept beside their bytecode (``drop_sources``): memvault's own, so its
+# tracebacks show their lines, and the one module known to read its own source at run
+# time (anyio builds its lazy imports from ``inspect.getsource`` of its __init__).
+KEEP_SOURCES = ("memvault/", "anyio/__init__.py")
+BYTECODE_TAG = "cpython-312"  # sys.implementation.cache_tag of the runtime
+
+
 def platforms(arch: str) -> list[str]:
     """pip's --platform values for Lambda's python3.12 on ``arch``."""
     machine = {"x86_64": "x86_64", "arm64": "aarch64"}[arch]
@@ -230,24 +274,33 @@ def _ignored(_dir: str, names: list[str]) -> set[str]:
 
 def prune(python_dir: Path) -> None:
     """Drop what no import reads: console scripts, C sources beside compiled
-    extensions, the models of AWS services memvault never calls, numpy's own test suite
-    (16 MB), and of wordllama everything but the one model memvault loads."""
+    extensions, type stubs, every package's tests (numpy's are 16 MB), the models of AWS
+    services memvault never calls, ``PRUNED_PATHS`` and ``PRUNED_EXTENSIONS``, and of
+    wordllama everything but the one model memvault loads."""
     # Console scripts: nothing runs them on Lambda, and their shebang names the
     # interpreter that built the layer (the one thing two builds would not share).
     shutil.rmtree(python_dir / "bin", ignore_errors=True)
-    for pattern in ("*.c", "*.cpp", "*.pyx", "*.pxd"):
+    for pattern in ("*.c", "*.cpp", "*.pyx", "*.pxd", "*.pyi"):
         for f in python_dir.rglob(pattern):
             f.unlink()
+    for pruned in PRUNED_PATHS:
+        path = python_dir / pruned
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.is_file():
+            path.unlink()
+    for prefix in PRUNED_EXTENSIONS:
+        folder, _, stem = prefix.rpartition("/")
+        for f in (python_dir / folder).glob(f"{stem}*.so"):
+            f.unlink()
+    for tests in sorted(python_dir.rglob("tests"), reverse=True):
+        if tests.is_dir() and tests.relative_to(python_dir).parts[0] != "memvault":
+            shutil.rmtree(tests)
     models = python_dir / "botocore" / "data"
     if models.is_dir():
         for service in models.iterdir():
             if service.is_dir() and service.name not in BOTOCORE_SERVICES:
                 shutil.rmtree(service)
-    numpy = python_dir / "numpy"
-    if numpy.is_dir():
-        for tests in sorted(numpy.rglob("tests"), reverse=True):
-            if tests.is_dir():
-                shutil.rmtree(tests)
     wordllama = python_dir / "wordllama"
     if wordllama.is_dir():
         keep = {wordllama / k for k in WORDLLAMA_KEEP}
@@ -268,6 +321,26 @@ def compile_bytecode(python_dir: Path, python: str | None = None) -> None:
         raise SystemExit("compileall failed:\n" + done.stdout + done.stderr)
 
 
+def drop_sources(python_dir: Path) -> None:
+    """The installed packages' modules as bytecode alone (ADR 0052): each compiled
+    module's pyc moves to where its source was (PEP 3147's sourceless layout, which
+    CPython imports with its SourcelessFileLoader) and the source goes, except
+    ``KEEP_SOURCES``. About 20 MB of the inference function's 250. A module that did not
+    compile keeps its source; tracebacks through third-party code show file and line
+    number, not the line's text."""
+    for source in sorted(python_dir.rglob("*.py")):
+        rel = source.relative_to(python_dir).as_posix()
+        if rel.startswith(KEEP_SOURCES):
+            continue
+        pyc = source.parent / "__pycache__" / f"{source.stem}.{BYTECODE_TAG}.pyc"
+        if pyc.is_file():
+            os.replace(pyc, source.with_suffix(".pyc"))
+            source.unlink()
+    for cache in sorted(python_dir.rglob("__pycache__"), reverse=True):
+        if cache.is_dir() and not any(cache.iterdir()):
+            cache.rmdir()
+
+
 def build(layer: str, artifacts: Path, arch: str | None = None) -> Path:
     arch = arch or os.environ.get("LAYER_ARCH", "x86_64")
     if layer not in LAYERS:
@@ -278,6 +351,7 @@ def build(layer: str, artifacts: Path, arch: str | None = None) -> Path:
     install(layer, python_dir, arch)
     prune(python_dir)
     compile_bytecode(python_dir)
+    drop_sources(python_dir)
     return python_dir
 
 

@@ -190,6 +190,23 @@ def test_prune_keeps_what_is_read(tmp_path: Path) -> None:
         "botocore/data/ec2/2016-11-15/service-2.json.gz",
         "numpy/_core/tests/test_a.py",
         "numpy/testing/__init__.py",
+        "numpy/__init__.pyi",
+        "numpy/random/__init__.py",
+        "numpy/random/mtrand.cpython-312-x86_64-linux-gnu.so",
+        "numpy/fft/__init__.py",
+        "numpy/f2py/__init__.py",
+        "numpy/_core/include/numpy/ndarraytypes.h",
+        "numpy/_core/_simd.cpython-312-x86_64-linux-gnu.so",
+        "numpy/_core/_multiarray_umath.cpython-312-x86_64-linux-gnu.so",
+        "bpe_openai/data/o200k_base.tiktoken.gz",
+        "bpe_openai/_bindings.abi3.so",
+        "aiohttp/_websocket/reader_c.cpython-312-x86_64-linux-gnu.so",
+        "aiohttp/_websocket/reader_py.py",
+        "aiohttp/_http_parser.cpython-312-x86_64-linux-gnu.so",
+        "aws_lambda_powertools/event_handler/openapi/swagger_ui/swagger-ui-bundle.min.js",
+        "aws_lambda_powertools/event_handler/openapi/swagger_ui/html.py",
+        "jsonschema/tests/test_validators.py",
+        "memvault/tests/fixture.md",
         "yarl/_quoting_c.pyx",
         "yarl/_quoting.py",
         "bin/fastapi",
@@ -207,6 +224,12 @@ def test_prune_keeps_what_is_read(tmp_path: Path) -> None:
             "botocore/data/endpoints.json",
             "botocore/data/dynamodb/2012-08-10/service-2.json.gz",
             "numpy/testing/__init__.py",
+            "numpy/_core/_multiarray_umath.cpython-312-x86_64-linux-gnu.so",
+            "bpe_openai/_bindings.abi3.so",
+            "aiohttp/_websocket/reader_py.py",
+            "aiohttp/_http_parser.cpython-312-x86_64-linux-gnu.so",
+            "aws_lambda_powertools/event_handler/openapi/swagger_ui/html.py",
+            "memvault/tests/fixture.md",
             "yarl/_quoting.py",
         ]
     )
@@ -251,6 +274,74 @@ def test_bytecode_is_compiled_for_the_runtime_unchecked(tmp_path: Path) -> None:
         check=True,
     ).stdout.strip()
     assert code == "/opt/python/pkg/__init__.py"
+
+
+def test_third_party_modules_import_from_bytecode_alone(tmp_path: Path) -> None:
+    """ADR 0052: after compiling, each third-party module's pyc takes its source's place
+    and the source goes; memvault's sources and anyio's __init__ (it reads itself) stay.
+    A runtime CPython imports the result, packages and plain modules alike."""
+    try:
+        python = build_layer.find_python()
+    except SystemExit:
+        pytest.fail("no CPython 3.12 here: the layer build cannot precompile (set LAYER_PYTHON)")
+    py = tmp_path / "python"
+    sources = {
+        "lib3p/__init__.py": "from lib3p.core import answer\n",
+        "lib3p/core.py": "def answer():\n    return 42\n",
+        "plain.py": "VALUE = 'plain'\n",
+        "anyio/__init__.py": "import inspect, sys\nSRC = inspect.getsource(sys.modules['anyio'])\n",
+        "memvault/__init__.py": "",
+        "memvault/mod.py": "def fail():\n    raise ValueError('from memvault')\n",
+    }
+    for name, text in sources.items():
+        (py / name).parent.mkdir(parents=True, exist_ok=True)
+        (py / name).write_text(text)
+    build_layer.compile_bytecode(py, python)
+    build_layer.drop_sources(py)
+    left = sorted(str(f.relative_to(py)) for f in py.rglob("*") if f.is_file())
+    assert left == sorted(
+        [
+            "lib3p/__init__.pyc",
+            "lib3p/core.pyc",
+            "plain.pyc",
+            "anyio/__init__.py",
+            "anyio/__pycache__/__init__.cpython-312.pyc",
+            "memvault/__init__.py",
+            "memvault/__pycache__/__init__.cpython-312.pyc",
+            "memvault/mod.py",
+            "memvault/__pycache__/mod.cpython-312.pyc",
+        ]
+    )
+    probe = (
+        "import sys, traceback, lib3p, plain, anyio, memvault.mod\n"
+        "assert lib3p.answer() == 42 and plain.VALUE == 'plain' and 'getsource' in anyio.SRC\n"
+        "assert lib3p.core.__file__.endswith('lib3p/core.pyc')\n"
+        "try:\n    memvault.mod.fail()\n"
+        "except ValueError:\n    print(traceback.format_exc())\n"
+    )
+    done = subprocess.run(
+        [python, "-S", "-c", probe],
+        env={"PYTHONPATH": str(py), "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    # memvault's own frames still show their source line (its files kept their sources).
+    assert "raise ValueError('from memvault')" in done.stdout
+
+
+def test_memvault_never_imports_what_the_prune_takes_out() -> None:
+    """numpy.random, numpy.fft and the rest of PRUNED_MODULES are not in the layers: no
+    module of memvault that runs on Lambda may import or reach them (``np.random``)."""
+    for path in PACKAGE.rglob("*.py"):
+        if "cli" in path.relative_to(PACKAGE).parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for module in build_layer.PRUNED_MODULES:
+            attribute = "np." + module.removeprefix("numpy.")
+            assert not re.search(rf"\b({re.escape(module)}|{re.escape(attribute)})\b", text), (
+                f"{path.relative_to(ROOT)} uses {module}, which the layers leave out"
+            )
 
 
 def test_lock_split_installs_data_only_wheels_for_any_architecture() -> None:
