@@ -31,6 +31,7 @@ def test_create_list_show_patch_and_delete(live_server: LiveServer) -> None:
         page = c.get("/v1/memories", params={"q": "customer"}).json()
         assert [m["slug"] for m in page["memories"]] == ["cust:42"]
         assert page["memories"][0]["item_count"] == 2 and page["next_cursor"] is None
+        assert page["memories"][0]["item_counts"] == {"guardrail": 1, "preference": 0, "fact": 1}
         assert c.get("/v1/memories", params={"q": "nobody"}).json()["memories"] == []
         # Only the fields sent change; null retention keeps items forever again.
         patched = c.patch("/v1/memories/cust:42", json={"retention_days": None}).json()

@@ -186,3 +186,36 @@ def test_the_nightly_sweep_deletes_expired_items_never_guardrails(
     assert [i.text for i in profiles.get(me, "u").items] == ["Use metric units.", "Brief."]
     assert len(profiles.get(me, "forever").items) == 2
     assert retention.run(clock()).counts["memory_items_expired"] == 0
+
+
+def test_the_listing_counts_current_items_by_type_as_the_memory_does(
+    services: Services, clock: FakeClock
+) -> None:
+    org = make_org(services, "acme")
+    other = make_org(services, "globex")
+    me, admin = org.member.caller, org.admin.caller
+    profiles = services.profiles
+    profiles.create(me, slug="kept", name="Kept")
+    profiles.create(me, slug="empty", name="Empty")
+    profiles.create(admin, slug="theirs", name="Theirs")
+    profiles.create(other.admin.caller, slug="kept", name="Elsewhere")
+    profiles.add_item(other.admin.caller, "kept", item_type=ItemType.FACT, text="Not ours.")
+    profiles.add_item(me, "kept", item_type=ItemType.GUARDRAIL, text="Use metric units.")
+    profiles.add_item(me, "kept", item_type=ItemType.FACT, text="Has a dog.")
+    profiles.add_item(me, "kept", item_type=ItemType.PREFERENCE, text="Brief.", key="tone")
+    profiles.add_item(admin, "theirs", item_type=ItemType.FACT, text="Likes tea.")
+    clock.advance(40 * DAY)
+    profiles.add_item(me, "kept", item_type=ItemType.FACT, text="Moved to Lyon.")
+    # A retention of 30 days: the dog and the tone are past it, not yet swept.
+    profiles.update(me, "kept", ProfilePatch(set_retention=True, retention_days=30))
+    listed = {
+        r.profile.slug: r.item_counts for r in profiles.list_memories(admin, limit=10).rows
+    }
+    assert listed == {
+        "empty": {"guardrail": 0, "preference": 0, "fact": 0},
+        "kept": {"guardrail": 1, "preference": 0, "fact": 1},
+        "theirs": {"guardrail": 0, "preference": 0, "fact": 1},
+    }
+    assert profiles.get(me, "kept").item_counts == listed["kept"]
+    mine = profiles.list_memories(me, q="kep").rows
+    assert [(r.profile.slug, r.item_counts["fact"]) for r in mine] == [("kept", 1)]

@@ -49,11 +49,16 @@ def test_an_admin_sees_a_colleagues_memory_labelled_and_manages_their_own(tab: P
     org, theirs, mine = _org(server)
     page = tab.page
     tab.sign_in_with_password(org.admin.email, PASSWORD)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Memory profiles").click()
 
     colleague = page.get_by_role("row", name=re.compile("Ana \\(customer 4711\\)"))
     own = page.get_by_role("row", name=re.compile("Support team"))
     colleague.get_by_text("1 guardrail · 1 preference · 1 fact").wait_for()
+    own.get_by_text("0 guardrails · 0 preferences · 0 facts").wait_for()
+    # The counts come with the list: no request per row.
+    assert [u for u in asked if re.search(r"/v1/memories/[^/?]+$", u)] == []
     assert "someone else's" in colleague.inner_text()
     assert "Owned by member@acme.test: your keys cannot attach it" in colleague.inner_text()
     assert "x-mem-id" not in colleague.inner_text()  # no snippet that would do nothing

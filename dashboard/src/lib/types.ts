@@ -149,6 +149,8 @@ export interface Memory {
   active: boolean;
   retention_days: number | null;
   item_count: number;
+  /** Current items by type (expired ones not counted), every type present. */
+  item_counts: Record<string, number>;
   created_at: number;
   updated_at: number;
 }
@@ -166,7 +168,6 @@ export interface MemoryItem {
 
 export interface MemoryDetail extends Memory {
   items: MemoryItem[];
-  item_counts: Record<string, number>;
 }
 
 export interface MemoryList {

@@ -4,7 +4,7 @@
 // the organisation; only the viewer's own can be attached by their keys (x-mem-id
 // resolves the calling key's owner's memories only), so only those offer the header
 // snippet: a colleague's row says whose it is instead of a snippet that would do nothing.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { ApiError, del, get, patch, post } from "../lib/api";
 import { href, navigate } from "../lib/router";
 import { me, type Me } from "../lib/session";
@@ -56,10 +56,8 @@ function MemoryListPage() {
   const [q, setQ] = useState("");
   const [rows, setRows] = useState<Memory[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
-  const [counts, setCounts] = useState<Map<string, Record<string, number>>>(new Map());
   const [error, setError] = useState<unknown>(null);
   const [creating, setCreating] = useState(false);
-  const asked = useRef(new Set<string>());
 
   async function load(cursor: string | null, signal?: AbortSignal): Promise<void> {
     try {
@@ -81,30 +79,6 @@ function MemoryListPage() {
       abort.abort();
     };
   }, [q]);
-
-  // Counts by type come with a memory's page (the list carries the total only): asked
-  // for each row shown, three at a time, and kept while the page is open.
-  useEffect(() => {
-    if (!rows) return;
-    const todo = rows.filter((m) => !asked.current.has(m.id) && m.item_count > 0);
-    for (const m of rows) if (m.item_count === 0) asked.current.add(m.id);
-    let live = true;
-    const work = async () => {
-      for (let m = todo.shift(); m && live; m = todo.shift()) {
-        asked.current.add(m.id);
-        try {
-          const d = await get<MemoryDetail>(memPath(m));
-          setCounts((old) => new Map(old).set(m.id, d.item_counts));
-        } catch {
-          asked.current.delete(m.id);
-        }
-      }
-    };
-    void Promise.all([work(), work(), work()]);
-    return () => {
-      live = false;
-    };
-  }, [rows]);
 
   async function setActive(m: Memory, active: boolean): Promise<void> {
     try {
@@ -152,7 +126,6 @@ function MemoryListPage() {
             </thead>
             <tbody>
               {rows.map((m) => {
-                const byType = counts.get(m.id) ?? (m.item_count === 0 ? { guardrail: 0, preference: 0, fact: 0 } : null);
                 return (
                   <tr key={m.id} class={m.attachable ? "own" : "others"}>
                     <th scope="row">
@@ -165,9 +138,7 @@ function MemoryListPage() {
                       {ownerText(m)}
                       {m.attachable ? <span class="badge">you</span> : <span class="badge warn">someone else's</span>}
                     </td>
-                    <td class="item-counts">
-                      {byType ? countsText(byType) : `${m.item_count} item${m.item_count === 1 ? "" : "s"}`}
-                    </td>
+                    <td class="item-counts">{countsText(m.item_counts)}</td>
                     <td>
                       <label class="switch">
                         <input

@@ -415,6 +415,13 @@ class MemoryProfileStore(Protocol):
         """The memory's items, oldest first (then by id)."""
         ...
 
+    def count_items(
+        self, account_id: str, profiles: Sequence[MemoryProfile], *, now: float
+    ) -> dict[str, dict[str, int]]:
+        """memory id -> its current items (``domain.profiles.is_current`` under its own
+        retention) by type, every type present: for a listing page, in one query."""
+        ...
+
     def get_item(self, account_id: str, memory_id: str, item_id: str) -> ProfileItem | None: ...
     def add_item(
         self, account_id: str, item: ProfileItem, *, max_items: int, now: float

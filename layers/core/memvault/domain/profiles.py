@@ -43,7 +43,7 @@ forever; guardrails never expire.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
@@ -214,6 +214,24 @@ def expires_at(item: ProfileItem, retention_days: int | None) -> float | None:
     if retention_days is None or item.item_type is ItemType.GUARDRAIL:
         return None
     return item.created_at + retention_days * DAY_SECONDS
+
+
+def retention_cutoff(retention_days: int | None, now: float) -> float | None:
+    """Preferences and facts created at or before this are no longer current (None: all
+    are); guardrails never expire. ``is_current`` as a bound a storage query can use."""
+    return None if retention_days is None else now - retention_days * DAY_SECONDS
+
+
+def count_current(
+    items: Iterable[tuple[ItemType, float]], retention_days: int | None, now: float
+) -> dict[str, int]:
+    """Current items by type, every type present: (type, created_at) pairs in."""
+    cutoff = retention_cutoff(retention_days, now)
+    counts = {t.value: 0 for t in ItemType}
+    for item_type, created_at in items:
+        if cutoff is None or item_type is ItemType.GUARDRAIL or created_at > cutoff:
+            counts[item_type.value] += 1
+    return counts
 
 
 def is_current(item: ProfileItem, retention_days: int | None, now: float) -> bool:

@@ -51,6 +51,7 @@ from memvault.domain.profiles import (
     check_retention,
     check_slug,
     compose,
+    count_current,
     expires_at,
     is_current,
     is_uuid_shaped,
@@ -85,6 +86,7 @@ LINE_MEMO_ENTRIES: Final = 16_384
 class MemoryListing:
     profile: MemoryProfile
     attachable: bool  # the caller's own keys can attach it (it is the caller's)
+    item_counts: dict[str, int]  # current items by type, as MemoryDetail counts them
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,8 +291,11 @@ class ProfileService:
             rows = rows[after[0] + 1 :]
         page = rows[:limit]
         more = len(rows) > limit
+        counts = self.store.count_items(actor.account_id, page, now=self.clock())
         return MemoryPage(
-            rows=[MemoryListing(p, p.owner_member_id == actor.member_id) for p in page],
+            rows=[
+                MemoryListing(p, p.owner_member_id == actor.member_id, counts[p.id]) for p in page
+            ],
             next_cursor=page[-1].id if more and page else None,
         )
 
@@ -305,13 +310,10 @@ class ProfileService:
             for i in self.store.list_items(actor.account_id, profile.id)
             if is_current(i, profile.retention_days, now)
         ]
-        counts = {t.value: 0 for t in ItemType}
-        for item in items:
-            counts[item.item_type.value] += 1
         return MemoryDetail(
             profile=profile,
             items=items,
-            item_counts=counts,
+            item_counts=count_current(((i.item_type, i.created_at) for i in items), None, now),
             attachable=profile.owner_member_id == actor.member_id,
         )
 

@@ -16,7 +16,7 @@ condition) and revision.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -24,7 +24,13 @@ from botocore.exceptions import ClientError
 from memvault.adapters.aws import keys
 from memvault.adapters.aws.clients import error_code
 from memvault.adapters.aws.dynamo import Item, Table, key, serialize, values
-from memvault.domain.profiles import ItemType, MemoryProfile, ProfileItem, ProfilePatch
+from memvault.domain.profiles import (
+    ItemType,
+    MemoryProfile,
+    ProfileItem,
+    ProfilePatch,
+    count_current,
+)
 from memvault.errors import Conflict, NotFound, QuotaExceeded
 
 SEP = keys.SEP
@@ -288,6 +294,23 @@ class DynamoProfileStore:
     def list_items(self, account_id: str, memory_id: str) -> list[ProfileItem]:
         records = self.table.query(keys.account_pk(account_id), item_prefix(memory_id))
         return sorted((_item(r) for r in records), key=lambda i: (i.created_at, i.id))
+
+    def count_items(
+        self, account_id: str, profiles: Sequence[MemoryProfile], *, now: float
+    ) -> dict[str, dict[str, int]]:
+        if not profiles:
+            return {}
+        # One Query over the organisation's items (type and time only), not one a memory.
+        found: dict[str, list[tuple[ItemType, float]]] = {p.id: [] for p in profiles}
+        records = self.table.query(
+            keys.account_pk(account_id),
+            ITEM_PREFIX,
+            projection=["memory_id", "item_type", "created_at"],
+        )
+        for r in records:
+            if r["memory_id"] in found:
+                found[r["memory_id"]].append((ItemType(r["item_type"]), float(r["created_at"])))
+        return {p.id: count_current(found[p.id], p.retention_days, now) for p in profiles}
 
     def get_item(self, account_id: str, memory_id: str, item_id: str) -> ProfileItem | None:
         record = self.table.get(keys.account_pk(account_id), item_sk(memory_id, item_id))

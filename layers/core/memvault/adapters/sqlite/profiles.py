@@ -8,11 +8,18 @@ memory deletes every trace of it in one transaction (the items go by foreign key
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from memvault.adapters.sqlite.base import SqliteParts
 from memvault.adapters.sqlite.db import Database
-from memvault.domain.profiles import ItemType, MemoryProfile, ProfileItem, ProfilePatch
+from memvault.domain.profiles import (
+    DAY_SECONDS,
+    ItemType,
+    MemoryProfile,
+    ProfileItem,
+    ProfilePatch,
+    count_current,
+)
 from memvault.errors import Conflict, NotFound, QuotaExceeded
 
 SCHEMA = """
@@ -221,6 +228,32 @@ class SqliteProfileStore(SqliteParts):
             .fetchall()
         )
         return [_item(r) for r in rows]
+
+    def count_items(
+        self, account_id: str, profiles: Sequence[MemoryProfile], *, now: float
+    ) -> dict[str, dict[str, int]]:
+        counts = {p.id: count_current((), None, now) for p in profiles}
+        if not counts:
+            return counts
+        marks = ",".join("?" * len(counts))
+        # An item is current while created after now - retention (guardrails always):
+        # domain.profiles.retention_cutoff, with the memory's retention joined in.
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT i.memory_id, i.item_type, COUNT(*) AS n FROM memory_items i"
+                " JOIN memory_profiles p ON p.id = i.memory_id"
+                f" WHERE i.account_id = ? AND i.memory_id IN ({marks})"
+                " AND (p.retention_days IS NULL OR i.item_type = ?"
+                "      OR i.created_at > ? - p.retention_days * ?)"
+                " GROUP BY i.memory_id, i.item_type",
+                (account_id, *counts, ItemType.GUARDRAIL.value, now, DAY_SECONDS),
+            )
+            .fetchall()
+        )
+        for r in rows:
+            counts[r["memory_id"]][r["item_type"]] = int(r["n"])
+        return counts
 
     def get_item(self, account_id: str, memory_id: str, item_id: str) -> ProfileItem | None:
         row = (

@@ -84,6 +84,9 @@ class MemoryOut(BaseModel):
     active: bool
     retention_days: int | None
     item_count: int
+    item_counts: dict[str, int] = Field(
+        description="Current items by type (expired ones not counted), every type present."
+    )
     created_at: float
     updated_at: float
 
@@ -101,7 +104,6 @@ class ItemOut(BaseModel):
 
 class MemoryDetailOut(MemoryOut):
     items: list[ItemOut]
-    item_counts: dict[str, int]
 
 
 class MemoryListOut(BaseModel):
@@ -114,7 +116,7 @@ def _owners(svc: Services, account_id: str) -> dict[str, str]:
 
 
 def memory_out(
-    profile: MemoryProfile, attachable: bool, owners: dict[str, str]
+    profile: MemoryProfile, attachable: bool, counts: dict[str, int], owners: dict[str, str]
 ) -> dict[str, object]:
     return {
         "id": profile.id,
@@ -127,6 +129,7 @@ def memory_out(
         "active": profile.active,
         "retention_days": profile.retention_days,
         "item_count": profile.item_count,
+        "item_counts": counts,
         "created_at": profile.created_at,
         "updated_at": profile.updated_at,
     }
@@ -148,9 +151,8 @@ def item_out(svc: Services, profile: MemoryProfile, item: ProfileItem) -> ItemOu
 def detail_out(svc: Services, detail: MemoryDetail) -> MemoryDetailOut:
     owners = _owners(svc, detail.profile.account_id)
     return MemoryDetailOut(
-        **memory_out(detail.profile, detail.attachable, owners),
+        **memory_out(detail.profile, detail.attachable, detail.item_counts, owners),
         items=[item_out(svc, detail.profile, i) for i in detail.items],
-        item_counts=detail.item_counts,
     )
 
 
@@ -180,7 +182,10 @@ def list_memories(
     page = svc.profiles.list_memories(who, q=q, owner=owner, cursor=cursor, limit=limit)
     owners = _owners(svc, who.account_id)
     return MemoryListOut(
-        memories=[MemoryOut(**memory_out(r.profile, r.attachable, owners)) for r in page.rows],
+        memories=[
+            MemoryOut(**memory_out(r.profile, r.attachable, r.item_counts, owners))
+            for r in page.rows
+        ],
         next_cursor=page.next_cursor,
     )
 
