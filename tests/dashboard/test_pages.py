@@ -242,22 +242,58 @@ def test_search_as_you_type_with_filters(tab: Page) -> None:
 
 
 @needs_sessions
-def test_import_with_progress_a_refused_archive_and_export(tab: Page, tmp_path: Path) -> None:
+def test_import_and_export_run_as_jobs_with_progress_refusals_and_a_report(
+    tab: Page, tmp_path: Path
+) -> None:
+    body = "Some words about the launch plan. " * 200  # ~7 KB a note, stored uncompressed
     good = tmp_path / "vault.zip"
     good.write_bytes(
-        archive({f"imported/n{i}.md": f"# Note {i}\n\n[[n{i + 1}]]\n" for i in range(40)})
+        archive({f"imported/n{i}.md": f"# Note {i}\n\n[[n{i + 1}]]\n{body}" for i in range(40)})
     )
     bad = tmp_path / "bad.zip"
     bad.write_bytes(archive({"ok.md": "# fine\n", "big.md": "x" * (1024 * 1024 + 10)}))
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"PK\x03\x04 this is not really a zip archive" * 40)
     tab.sign_in_with_key()
     page = tab.page
+    uploads: list[tuple[str, dict[str, str]]] = []
+    page.on(
+        "request",
+        lambda r: uploads.append((r.url, r.headers)) if r.method == "PUT" else None,
+    )
+    # A slow uplink (about 1.2 s for the 290 KB archive), so the upload's progress shows.
+    cdp = page.context.new_cdp_session(page)
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 250_000},
+    )
     page.get_by_role("link", name="Import & export").click()
     page.get_by_label("Archive (.zip)").set_input_files(str(good))
     page.get_by_role("button", name="Import", exact=True).click()
-    summary = page.locator(".summary")
+    bar = page.locator("#import-bar")
+    page.locator(".import-progress", has_text="Uploading the archive:").wait_for()
+    page.wait_for_function(
+        "() => { const b = document.querySelector('#import-bar');"
+        " return b && b.value > 0 && b.value < 1; }"
+    )
+    tab.screenshot("import-uploading")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    summary = page.locator(".summary", has_text="Imported")
     summary.wait_for()
-    assert "Created" in summary.inner_text() and "40" in summary.inner_text()
+    assert bar.count() == 0  # the bar goes once the job has ended
+    stats = summary.inner_text()
+    assert "Created\n40" in stats and "Updated\n0" in stats and "Unchanged\n0" in stats
     assert note_count(tab.server) == 40
+    # The archive went to the job's own upload URL, authorised by its token alone.
+    assert len(uploads) == 1
+    url, headers = uploads[0]
+    assert re.search(r"/v1/imports/imp_[^/]+/upload\?token=", url)
+    assert not {"authorization", "x-csrf-token"} & {h.lower() for h in headers}
+    jobs = page.locator("table.jobs tbody tr")
+    jobs.filter(has_text="vault.zip").filter(has_text="40 created").wait_for()
     tab.screenshot("import-done")
 
     page.get_by_label("Archive (.zip)").set_input_files(str(bad))
@@ -269,15 +305,31 @@ def test_import_with_progress_a_refused_archive_and_export(tab: Page, tmp_path: 
     assert re.search(r"1[,.]?048[,.]?576|1 MB|1 MiB", text)  # which limit
     assert "untouched" in text
     assert note_count(tab.server) == 40
+    jobs.filter(has_text="bad.zip").filter(has_text="failed").wait_for()
     tab.screenshot("import-refused")
     assert tab.axe() == []
 
+    page.get_by_label("Archive (.zip)").set_input_files(str(broken))
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.locator(".refusal", has_text="not a zip archive").wait_for()
+    assert page.locator(".summary", has_text="Imported").count() == 0
+    assert note_count(tab.server) == 40
+
+    page.get_by_role("button", name="Export the vault").click()
+    link = page.get_by_role("link", name="Download the vault (.zip)")
+    link.wait_for()
+    assert "40 notes" in page.locator(".summary", has_text="Exported").inner_text()
+    assert re.search(r"/v1/exports/exp_[^/]+/download\?token=", link.get_attribute("href") or "")
     with page.expect_download() as download:
-        page.get_by_role("link", name="Download the vault (.zip)").click()
+        link.click()
     saved = tmp_path / "export.zip"
     download.value.save_as(saved)
     with zipfile.ZipFile(saved) as z:
         assert len([n for n in z.namelist() if n.endswith(".md")]) == 40
+    jobs.filter(has_text="Export").get_by_role("link", name=re.compile("Download")).wait_for()
+    tab.screenshot("export-done")
+    assert tab.axe() == []
+    assert tab.errors == []
 
 
 @needs_sessions

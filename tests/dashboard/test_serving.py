@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.requests import Request
 
-from memvault.dashboard.serving import Dashboard, base_prefix
+from memvault.adapters.aws.clients import make_client
+from memvault.adapters.aws.jobs import S3TransferBlobs
+from memvault.dashboard.serving import Dashboard, base_prefix, dashboard_routes, upload_origins
+from memvault.settings import Settings
 from tests.support.servers import LiveServer
 
 ASSET_RE = re.compile(r'src="\./(assets/[^"]+\.js)"')
@@ -110,3 +115,43 @@ def test_memvault_serves_the_built_dashboard(live_server: LiveServer) -> None:
         # The REST API is untouched by the dashboard's routes.
         assert http.get("/v1/notes").status_code == 401
         assert http.get("/healthz").status_code == 200
+
+
+def _connect_src(client: TestClient) -> list[str]:
+    csp = client.get("/dashboard/transfer").headers["content-security-policy"]
+    found = [d for d in csp.split("; ") if d.startswith("connect-src ")]
+    assert len(found) == 1, csp
+    return found[0].split()[1:]
+
+
+@pytest.mark.parametrize(
+    "endpoint", [None, "http://127.0.0.1:9000", "https://storage.example.test"]
+)
+def test_on_aws_the_page_may_send_an_archive_where_its_presigned_put_points(
+    tmp_path: Path, endpoint: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    settings = Settings(
+        backend="aws", bucket="team-notes", aws_region="eu-west-1", s3_endpoint=endpoint
+    )
+    presigner = make_client("s3", settings.aws_region, endpoint)
+    blobs = S3TransferBlobs(presigner, presigner, settings.bucket)
+    link = blobs.upload_link("acct", "imp_1", size=10, expires_at=1000.0, now=0.0)
+    assert link is not None
+    parts = urlsplit(link.url)
+    static = _fake_build(tmp_path)
+    app = FastAPI()
+    app.router.routes.extend(dashboard_routes(static, settings))
+    allowed = _connect_src(TestClient(app))
+    assert allowed[0] == "'self'" and f"{parts.scheme}://{parts.netloc}" in allowed
+    # Embedded, the upload URL is memvault's own: the page connects to itself only.
+    embedded = FastAPI()
+    embedded.router.routes.extend(dashboard_routes(static, Settings(backend="sqlite")))
+    assert _connect_src(TestClient(embedded)) == ["'self'"]
+
+
+def test_a_bucket_name_that_is_not_a_host_stays_out_of_the_policy() -> None:
+    settings = Settings(backend="aws", bucket="x; script-src *", aws_region="eu-west-1")
+    assert all(";" not in o and " " not in o for o in upload_origins(settings))
+    assert upload_origins(settings) == ("https://s3.eu-west-1.amazonaws.com",)

@@ -76,6 +76,39 @@ export interface ImportResult {
   unchanged: number;
   skipped: number;
   skipped_files: string[];
+  /** Attachments and .obsidian/ configuration files, counted apart from notes. */
+  files_created?: number;
+  files_updated?: number;
+  files_unchanged?: number;
+  config_files?: number;
+}
+
+export type JobStatus = "awaiting_upload" | "queued" | "running" | "succeeded" | "failed" | "expired";
+export type JobPhase = "uploading" | "parsing" | "committing" | "indexing" | "exporting";
+
+export interface JobLink {
+  method: "PUT" | "GET";
+  url: string;
+  headers: Record<string, string>;
+  max_bytes?: number | null;
+  expires_at: string;
+}
+
+/** An import or export job (POST /v1/imports, POST /v1/exports, GET /v1/jobs). */
+export interface Job {
+  id: string;
+  kind: "import" | "export";
+  status: JobStatus;
+  progress: { phase: JobPhase | null; done: number; total: number };
+  /** An import's: what POST /v1/import answers; an export's: {notes, windows_unsafe}. */
+  report: (Partial<ImportResult> & { notes?: number; windows_unsafe?: number }) | null;
+  error: { type: string; code: string; message: string } | null;
+  filename: string | null;
+  bytes: number | null;
+  created_at: string;
+  updated_at: string;
+  upload?: JobLink | null;
+  download?: { url: string; bytes: number; expires_at: string; filename: string } | null;
 }
 
 export interface Key {

@@ -1,94 +1,142 @@
-// Import an Obsidian vault (a zip) with a progress bar, and export the vault as one.
-// The import is all or nothing: a refused archive leaves the vault as it was, and the
-// refusal is shown in full (which file, which limit).
-//
-// Today this speaks to POST /v1/import (the archive in the request, progress streamed
-// back as NDJSON) and GET /v1/export (a plain download, so a large vault streams to
-// disk rather than through the page's memory). The import/export job API (presigned S3
-// upload and download) will slot in behind `startImport` and `exportHref`.
-import { useRef, useState } from "preact/hooks";
-import { csrf, url } from "../lib/api";
-import type { ImportResult } from "../lib/types";
-import { bytes, count } from "../ui/format";
+// Import an Obsidian vault (a zip) and export the vault as one, both as jobs of the
+// import/export job API, so a vault of hundreds of MB works from the browser on both
+// backends: the archive goes straight to the upload URL the job names (a presigned S3
+// PUT on AWS, memvault's own token URL when embedded; neither takes the session), with
+// a real upload progress bar; the job then runs by itself and is polled for its phase,
+// its report or its refusal. An import is all or nothing: a refused archive leaves the
+// vault as it was, and the refusal is shown in full (which file, which limit). An
+// export ends in a download link. The organisation's recent jobs are listed below.
+import type { ComponentChild } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, get, post } from "../lib/api";
+import { withSession } from "../lib/reauth";
+import type { ImportResult, Job, JobLink, JobPhase } from "../lib/types";
+import { ago, bytes, count, when } from "../ui/format";
 import { loadVault } from "../vault/index";
 
-type Phase = "uploading" | "parsing" | "committing" | "indexing";
-
-interface Progress {
-  phase: Phase;
-  done: number;
-  total: number;
-}
-
 interface Refusal {
-  status: number;
+  /** The HTTP status of a refused request; absent for a job that failed as it ran. */
+  status?: number;
   type: string;
   code: string;
   message: string;
 }
 
-const PHASE_LABEL: Record<Phase, string> = {
+interface Progress {
+  phase: JobPhase | "queued";
+  done: number;
+  total: number;
+}
+
+const PHASE_LABEL: Record<Progress["phase"], string> = {
   uploading: "Uploading the archive",
+  queued: "Waiting for the job to start",
   parsing: "Reading notes",
   committing: "Saving notes",
   indexing: "Indexing for search",
+  exporting: "Writing the archive",
 };
 
-/** Send the archive; call `onProgress` as it goes. XMLHttpRequest, not fetch: it
- * reports upload progress, and lets the NDJSON answer be read as it arrives. */
-function startImport(file: File, onProgress: (p: Progress) => void): Promise<ImportResult> {
+const ENDED = new Set(["succeeded", "failed", "expired"]);
+const ACTIVE = new Set(["queued", "running"]);
+
+function refusalOf(error: unknown): Refusal {
+  if (error instanceof ApiError) return { status: error.status, type: error.type, code: error.code, message: error.message };
+  return { type: "internal_error", code: "unexpected", message: error instanceof Error ? error.message : String(error) };
+}
+
+/** PUT the archive to the job's upload URL with the headers it names and nothing else:
+ * no Authorization, no session cookie sent cross-origin (S3), no CSRF token. The URL
+ * authorises exactly this upload. XMLHttpRequest, not fetch: it reports upload progress. */
+function upload(link: JobLink, file: File, onProgress: (done: number, total: number) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", url("/v1/import"));
-    xhr.setRequestHeader("Accept", "application/x-ndjson");
-    xhr.setRequestHeader("Content-Type", "application/zip");
-    const token = csrf.value;
-    if (token) xhr.setRequestHeader("x-csrf-token", token);
-    xhr.withCredentials = true;
-    let seen = 0;
-    let outcome: { result?: ImportResult; error?: Refusal } | null = null;
-    const read = () => {
-      const text = xhr.responseText;
-      let nl = text.indexOf("\n", seen);
-      while (nl >= 0) {
-        const line = text.slice(seen, nl).trim();
-        seen = nl + 1;
-        if (line) {
-          const event = JSON.parse(line) as { phase?: Phase; done?: number; total?: number; result?: ImportResult; error?: Refusal };
-          if (event.phase) onProgress({ phase: event.phase, done: event.done ?? 0, total: event.total ?? 0 });
-          else outcome = event;
-        }
-        nl = text.indexOf("\n", seen);
-      }
-    };
-    xhr.upload.onprogress = (e) => onProgress({ phase: "uploading", done: e.loaded, total: e.lengthComputable ? e.total : file.size });
-    xhr.onprogress = () => xhr.status === 200 && read();
-    xhr.onerror = () => reject({ status: 0, type: "network", code: "network_error", message: "the upload was interrupted; nothing was imported" } satisfies Refusal);
+    xhr.open(link.method, link.url);
+    for (const [name, value] of Object.entries(link.headers)) {
+      // The browser sets content-length itself (and refuses a script that tries).
+      if (name.toLowerCase() !== "content-length") xhr.setRequestHeader(name, value);
+    }
+    xhr.withCredentials = false;
+    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.onerror = () =>
+      reject({ type: "network", code: "upload_failed", message: "the upload was interrupted or refused by the storage; nothing was imported" } satisfies Refusal);
     xhr.onload = () => {
-      if (xhr.status !== 200) {
-        let body: { error?: Refusal } = {};
-        try {
-          body = JSON.parse(xhr.responseText);
-        } catch {
-          // not JSON
-        }
-        reject({ ...(body.error ?? { type: "http_error", code: `http_${xhr.status}`, message: xhr.statusText }), status: xhr.status });
+      if (xhr.status >= 200 && xhr.status < 300) {
+        resolve();
         return;
       }
-      read();
-      const text = xhr.responseText.slice(seen).trim();
-      if (text) outcome = JSON.parse(text);
-      const done = outcome as { result?: ImportResult; error?: Refusal } | null;
-      if (done?.result) resolve(done.result);
-      else if (done?.error) reject({ ...done.error, status: 200 });
-      else reject({ status: 200, type: "internal_error", code: "no_outcome", message: "the import ended without saying how; check the vault" } satisfies Refusal);
+      // memvault answers a typed error; S3 answers XML (its Code and Message).
+      let refusal: Refusal = { status: xhr.status, type: "http_error", code: `http_${xhr.status}`, message: `the upload was refused (HTTP ${xhr.status}); nothing was imported` };
+      try {
+        const body = JSON.parse(xhr.responseText) as { error?: Refusal };
+        if (body.error) refusal = { ...body.error, status: xhr.status };
+      } catch {
+        const code = /<Code>([^<]*)<\/Code>/.exec(xhr.responseText)?.[1];
+        const message = /<Message>([^<]*)<\/Message>/.exec(xhr.responseText)?.[1];
+        if (code) refusal = { status: xhr.status, type: "storage_error", code, message: `the upload was refused: ${message ?? code}; nothing was imported` };
+      }
+      reject(refusal);
     };
     xhr.send(file);
   });
 }
 
-export function exportHref(): string {
-  return url("/v1/export");
+const jobPath = (job: Job) => `/v1/${job.kind === "import" ? "imports" : "exports"}/${encodeURIComponent(job.id)}`;
+
+/** Poll the job until it has ended; `onUpdate` sees every state on the way. */
+async function follow(job: Job, onUpdate: (job: Job) => void, live: () => boolean): Promise<Job> {
+  let current = job;
+  let wait = 200;
+  while (!ENDED.has(current.status) && live()) {
+    await new Promise((r) => setTimeout(r, wait));
+    wait = Math.min(1500, Math.round(wait * 1.4));
+    current = await get<Job>(jobPath(current));
+    onUpdate(current);
+  }
+  return current;
+}
+
+function progressOf(job: Job): Progress {
+  if (job.status === "queued" || (job.status === "running" && !job.progress.phase)) return { phase: "queued", done: 0, total: 0 };
+  return { phase: job.progress.phase ?? "queued", done: job.progress.done, total: job.progress.total };
+}
+
+function ProgressBar(props: { id: string; progress: Progress }) {
+  const { phase, done, total } = props.progress;
+  const fraction = total > 0 ? Math.min(1, done / total) : undefined;
+  return (
+    <div class="import-progress">
+      <label for={props.id}>
+        {PHASE_LABEL[phase]}
+        {total > 0 ? `: ${phase === "uploading" ? `${bytes(done)} of ${bytes(total)}` : `${count(done)} of ${count(total)}`}` : "…"}
+      </label>
+      {/* No value: the browser shows a bar that is busy without saying how far. */}
+      <progress id={props.id} max={1} value={fraction}>
+        {fraction === undefined ? "" : `${Math.round(fraction * 100)}%`}
+      </progress>
+    </div>
+  );
+}
+
+function RefusalBox(props: { refusal: Refusal; title: string }) {
+  const r = props.refusal;
+  return (
+    <div class="refusal" role="alert">
+      <h3>{props.title}</h3>
+      <p class="refusal-message">{r.message}</p>
+      <p class="muted small-text">
+        {r.type} · <code>{r.code}</code>
+        {r.status ? ` · HTTP ${r.status}` : ""}
+      </p>
+    </div>
+  );
+}
+
+function importSummary(r: Partial<ImportResult>): string {
+  const parts = [`${count(r.created ?? 0)} created`, `${count(r.updated ?? 0)} updated`, `${count(r.unchanged ?? 0)} unchanged`, `${count(r.skipped ?? 0)} skipped`];
+  const files = (r.files_created ?? 0) + (r.files_updated ?? 0) + (r.files_unchanged ?? 0);
+  if (files) parts.push(`${count(files)} file${files === 1 ? "" : "s"}`);
+  return parts.join(" · ");
 }
 
 export function TransferPage() {
@@ -98,27 +146,88 @@ export function TransferPage() {
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [running, setRunning] = useState(false);
   const [dragging, setDragging] = useState(false);
-  const picker = useRef<HTMLInputElement>(null);
+  const [exportJob, setExportJob] = useState<Job | null>(null);
+  const [exportRefusal, setExportRefusal] = useState<Refusal | null>(null);
+  const [jobs, setJobs] = useState<Job[] | null>(null);
+  const [jobsError, setJobsError] = useState<Refusal | null>(null);
+  const mounted = useRef(true);
+  const live = () => mounted.current;
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
 
-  async function run(): Promise<void> {
+  async function refresh(): Promise<void> {
+    try {
+      const list = await get<{ items: Job[] }>("/v1/jobs", { query: { limit: 10 } });
+      if (!live()) return;
+      setJobs(list.items);
+      setJobsError(null);
+    } catch (err) {
+      if (live()) setJobsError(refusalOf(err));
+    }
+  }
+  useEffect(() => void refresh(), []);
+  // While a listed job is under way (started elsewhere, or before a reload), keep it current.
+  const busy = jobs?.some((j) => ACTIVE.has(j.status)) ?? false;
+  useEffect(() => {
+    if (!busy) return undefined;
+    const timer = window.setInterval(() => void refresh(), 2000);
+    return () => window.clearInterval(timer);
+  }, [busy]);
+
+  async function runImport(): Promise<void> {
     if (!file) return;
     setRunning(true);
     setResult(null);
     setRefusal(null);
     setProgress({ phase: "uploading", done: 0, total: file.size });
     try {
-      const out = await startImport(file, setProgress);
-      setResult(out);
-      void loadVault();
+      const job = await withSession(() => post<Job>("/v1/imports", { bytes: file.size, filename: file.name }));
+      if (!job.upload) throw new Error("the job named no upload URL");
+      await upload(job.upload, file, (done, total) => live() && setProgress({ phase: "uploading", done, total }));
+      void refresh();
+      const ended = await follow({ ...job, status: job.status === "awaiting_upload" ? "queued" : job.status }, (j) => live() && setProgress(progressOf(j)), live);
+      if (!live()) return;
+      if (ended.status === "succeeded") {
+        setResult(ended.report as ImportResult);
+        void loadVault();
+      } else {
+        setRefusal(ended.error ?? { type: "job_expired", code: ended.status, message: `the job ${ended.status} before it ran; nothing was imported` });
+      }
     } catch (err) {
-      setRefusal(err as Refusal);
+      if (live()) setRefusal(err instanceof ApiError || err instanceof Error ? refusalOf(err) : (err as Refusal));
     } finally {
-      setRunning(false);
-      setProgress(null);
+      if (live()) {
+        setRunning(false);
+        setProgress(null);
+        void refresh();
+      }
     }
   }
 
-  const fraction = progress && progress.total > 0 ? Math.min(1, progress.done / progress.total) : 0;
+  async function runExport(): Promise<void> {
+    setExportRefusal(null);
+    try {
+      const job = await withSession(() => post<Job>("/v1/exports"));
+      setExportJob(job);
+      void refresh();
+      const ended = await follow(job, (j) => live() && setExportJob(j), live);
+      if (!live()) return;
+      if (ended.status !== "succeeded") {
+        setExportRefusal(ended.error ?? { type: "job_expired", code: ended.status, message: `the export ${ended.status}` });
+      }
+    } catch (err) {
+      if (live()) setExportRefusal(refusalOf(err));
+    } finally {
+      if (live()) void refresh();
+    }
+  }
+
+  const exporting = exportJob !== null && !ENDED.has(exportJob.status);
+  const download = exportJob?.status === "succeeded" ? exportJob.download : null;
   return (
     <section class="transfer-page" aria-labelledby="transfer-h">
       <h1 id="transfer-h">Import and export</h1>
@@ -146,7 +255,6 @@ export function TransferPage() {
             <label class="field">
               <span>Archive (.zip)</span>
               <input
-                ref={picker}
                 type="file"
                 accept=".zip,application/zip"
                 onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)}
@@ -161,33 +269,12 @@ export function TransferPage() {
             )}
           </div>
           <div class="actions">
-            <button type="button" class="primary" disabled={!file || running} onClick={() => void run()}>
+            <button type="button" class="primary" disabled={!file || running} onClick={() => void runImport()}>
               {running ? "Importing…" : "Import"}
             </button>
           </div>
-          {progress && (
-            <div class="import-progress">
-              <label for="import-bar">
-                {PHASE_LABEL[progress.phase]}:{" "}
-                {progress.phase === "uploading"
-                  ? `${bytes(progress.done)} of ${bytes(progress.total)}`
-                  : `${count(progress.done)} of ${count(progress.total)}`}
-              </label>
-              <progress id="import-bar" max={1} value={fraction}>
-                {Math.round(fraction * 100)}%
-              </progress>
-            </div>
-          )}
-          {refusal && (
-            <div class="refusal" role="alert">
-              <h3>The import was refused; the vault is untouched</h3>
-              <p class="refusal-message">{refusal.message}</p>
-              <p class="muted small-text">
-                {refusal.type} · <code>{refusal.code}</code>
-                {refusal.status && refusal.status !== 200 ? ` · HTTP ${refusal.status}` : ""}
-              </p>
-            </div>
-          )}
+          {progress && <ProgressBar id="import-bar" progress={progress} />}
+          {refusal && <RefusalBox refusal={refusal} title="The import was refused; the vault is untouched" />}
           {result && (
             <div class="summary" role="status">
               <h3>Imported</h3>
@@ -208,6 +295,12 @@ export function TransferPage() {
                   <dt>Skipped</dt>
                   <dd>{count(result.skipped)}</dd>
                 </div>
+                {(result.files_created ?? 0) + (result.files_updated ?? 0) + (result.files_unchanged ?? 0) > 0 && (
+                  <div>
+                    <dt>Files</dt>
+                    <dd>{count((result.files_created ?? 0) + (result.files_updated ?? 0) + (result.files_unchanged ?? 0))}</dd>
+                  </div>
+                )}
               </dl>
               {result.skipped_files.length > 0 && (
                 <details>
@@ -227,16 +320,92 @@ export function TransferPage() {
         <section class="card" aria-labelledby="export-h">
           <h2 id="export-h">Export</h2>
           <p class="muted">
-            Every live note as an Obsidian-compatible zip, folders kept. The download streams from the server, so a vault of
-            any size works.
+            Every live note as an Obsidian-compatible zip, folders kept. The archive is written by a job on the server, then
+            downloaded straight from storage, so a vault of any size works.
           </p>
           <div class="actions">
-            <a class="button primary" href={exportHref()} download>
-              Download the vault (.zip)
-            </a>
+            <button type="button" class="primary" disabled={exporting} onClick={() => void runExport()}>
+              {exporting ? "Exporting…" : "Export the vault"}
+            </button>
           </div>
+          {exporting && exportJob && <ProgressBar id="export-bar" progress={progressOf(exportJob)} />}
+          {exportRefusal && <RefusalBox refusal={exportRefusal} title="The export did not finish" />}
+          {download && (
+            <div class="summary" role="status">
+              <h3>Exported</h3>
+              <p>
+                {count(exportJob?.report?.notes ?? 0)} notes · {bytes(download.bytes)} · the link works until {when(download.expires_at)}
+              </p>
+              <div class="actions">
+                <a class="button primary" href={download.url} download={download.filename}>
+                  Download the vault (.zip)
+                </a>
+              </div>
+            </div>
+          )}
         </section>
       </div>
+      <section class="card recent-jobs" aria-labelledby="jobs-h">
+        <h2 id="jobs-h">Recent imports and exports</h2>
+        {jobsError && <RefusalBox refusal={jobsError} title="The jobs could not be listed" />}
+        {jobs === null && !jobsError && <p class="muted">Loading…</p>}
+        {jobs?.length === 0 && <p class="muted">No import or export yet.</p>}
+        {jobs && jobs.length > 0 && (
+          <div class="table-wrap">
+            <table class="data compact jobs">
+              <thead>
+                <tr>
+                  <th scope="col">Job</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Outcome</th>
+                </tr>
+              </thead>
+              <tbody>
+                {jobs.map((j) => (
+                  <JobRow key={j.id} job={j} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
     </section>
+  );
+}
+
+function JobRow(props: { job: Job }) {
+  const j = props.job;
+  let outcome: ComponentChild = "";
+  if (j.status === "succeeded" && j.kind === "import" && j.report) outcome = importSummary(j.report);
+  else if (j.status === "succeeded" && j.kind === "export")
+    outcome = j.download ? (
+      <a href={j.download.url} download={j.download.filename}>
+        Download ({count(j.report?.notes ?? 0)} notes)
+      </a>
+    ) : (
+      "the archive is no longer kept"
+    );
+  else if (j.status === "failed" && j.error)
+    outcome = (
+      <span class="error-text" title={j.error.message}>
+        <code>{j.error.code}</code>: {j.error.message}
+      </span>
+    );
+  else if (ACTIVE.has(j.status) && j.progress.phase) outcome = `${PHASE_LABEL[j.progress.phase]}${j.progress.total ? `: ${count(j.progress.done)} of ${count(j.progress.total)}` : ""}`;
+  return (
+    <tr>
+      <th scope="row">
+        {j.kind === "import" ? "Import" : "Export"}
+        {j.filename && <span class="muted"> · {j.filename}</span>}
+      </th>
+      <td>
+        <span class={`badge status-${j.status}`}>{j.status.replace("_", " ")}</span>
+      </td>
+      <td>{j.bytes ? bytes(j.bytes) : ""}</td>
+      <td title={when(j.created_at)}>{ago(j.created_at)}</td>
+      <td class="job-outcome">{outcome}</td>
+    </tr>
   );
 }

@@ -70,7 +70,7 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
         from memvault.dashboard.serving import dashboard_routes
 
         # The web dashboard (/ and /dashboard/...): a client of the same REST routes.
-        app.router.routes.extend(dashboard_routes())
+        app.router.routes.extend(dashboard_routes(settings=services.settings))
     if "mcp" in surfaces:
         from memvault.mcp.http import mcp_routes
 

@@ -17,22 +17,31 @@ it and no dashboard path can ever shadow a REST route.
   except on Lambda, whose API Gateway would have to be told the body is binary.
 - Every answer carries the security headers (``security_headers``): a strict CSP
   (scripts and styles from this origin only, a per-response nonce for the styles the
-  editor builds at run time, no framing), nosniff, no referrer off the origin.
+  editor builds at run time, no framing), nosniff, no referrer off the origin. Scripts
+  may connect to this origin only, and on AWS also to the bucket's S3 endpoint, where an
+  import's archive is uploaded with a presigned PUT (``upload_origins``).
 """
 
 from __future__ import annotations
 
 import gzip
 import html
+import os
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
+
+if TYPE_CHECKING:
+    from memvault.settings import Settings
 
 STATIC_DIR = Path(__file__).parent / "static"
 PREFIX = "/dashboard"
@@ -54,7 +63,38 @@ _MEDIA_TYPES = {
 _GZIP_MIN_BYTES = 1024
 
 
-def content_security_policy(style_nonce: str) -> str:
+# What an origin put into the CSP may look like (a bucket name or endpoint that is not
+# one is left out rather than let anything else into the header).
+_ORIGIN_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?")
+
+
+def upload_origins(settings: Settings) -> tuple[str, ...]:
+    """Where the page sends an import's archive besides its own origin: on AWS the S3
+    endpoint a presigned PUT names (the bucket virtual-hosted or in the path; the one
+    presign endpoint when set, as for a local S3), nothing when embedded."""
+    if settings.backend != "aws":
+        return ()
+    endpoint = settings.s3_presign_endpoint or settings.s3_endpoint
+    bucket = settings.bucket
+    if endpoint:
+        parts = urlsplit(endpoint)
+        found = [f"{parts.scheme}://{parts.netloc}", f"{parts.scheme}://{bucket}.{parts.netloc}"]
+    else:
+        region = (
+            settings.aws_region
+            or os.environ.get("AWS_REGION")
+            or os.environ.get("AWS_DEFAULT_REGION")
+            or "us-east-1"
+        )
+        found = [
+            f"https://{bucket}.s3.{region}.amazonaws.com",
+            f"https://{bucket}.s3.amazonaws.com",
+            f"https://s3.{region}.amazonaws.com",
+        ]
+    return tuple(o for o in dict.fromkeys(found) if _ORIGIN_RE.fullmatch(o))
+
+
+def content_security_policy(style_nonce: str, connect: Sequence[str] = ()) -> str:
     return "; ".join(
         [
             "default-src 'none'",
@@ -66,7 +106,7 @@ def content_security_policy(style_nonce: str) -> str:
             # a note must not be able to make the browser call out (tracking pixels).
             "img-src 'self' data: blob:",
             "font-src 'self'",
-            "connect-src 'self'",
+            " ".join(["connect-src 'self'", *connect]),
             "manifest-src 'self'",
             "form-action 'self'",
             "base-uri 'self'",
@@ -76,7 +116,9 @@ def content_security_policy(style_nonce: str) -> str:
     )
 
 
-def security_headers(*, style_nonce: str | None = None, https: bool = False) -> dict[str, str]:
+def security_headers(
+    *, style_nonce: str | None = None, https: bool = False, connect: Sequence[str] = ()
+) -> dict[str, str]:
     headers = {
         "X-Content-Type-Options": "nosniff",
         "X-Frame-Options": "DENY",
@@ -85,7 +127,7 @@ def security_headers(*, style_nonce: str | None = None, https: bool = False) -> 
         "Cross-Origin-Resource-Policy": "same-origin",
         "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
         "Content-Security-Policy": content_security_policy(
-            style_nonce or secrets.token_urlsafe(16)
+            style_nonce or secrets.token_urlsafe(16), connect
         ),
     }
     if https:
@@ -138,6 +180,7 @@ class Dashboard:
     """The built app in ``static_dir``, read once (the files change only with a build)."""
 
     static_dir: Path = STATIC_DIR
+    connect: tuple[str, ...] = ()  # origins the page's scripts may call besides its own
     _assets: dict[str, _Asset] | None = field(default=None, init=False, repr=False)
     _index: str | None = field(default=None, init=False, repr=False)
     _built_at: float = field(default=0.0, init=False, repr=False)
@@ -179,7 +222,9 @@ class Dashboard:
     # ------------------------------------------------------------------ handlers
     async def page(self, request: Request) -> Response:
         nonce = secrets.token_urlsafe(16)
-        headers = security_headers(style_nonce=nonce, https=_is_https(request))
+        headers = security_headers(
+            style_nonce=nonce, https=_is_https(request), connect=self.connect
+        )
         headers["Cache-Control"] = "no-cache"
         headers["Vary"] = "X-Forwarded-Prefix"
         if not self.built:
@@ -257,6 +302,9 @@ which builds it first. The REST API at <code>/v1/</code> works without it.</p></
 """
 
 
-def dashboard_routes(static_dir: Path | None = None) -> list[BaseRoute]:
+def dashboard_routes(
+    static_dir: Path | None = None, settings: Settings | None = None
+) -> list[BaseRoute]:
     """The dashboard's routes, for ``memvault.surfaces`` to add to the management app."""
-    return Dashboard(static_dir or STATIC_DIR).routes()
+    connect = upload_origins(settings) if settings is not None else ()
+    return Dashboard(static_dir or STATIC_DIR, connect).routes()
