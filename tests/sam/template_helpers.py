@@ -20,6 +20,7 @@ FUNCTIONS = (
     "McpFunction",
     "RetentionFunction",
     "OpsFunction",
+    "JobsFunction",
 )
 
 

@@ -133,6 +133,7 @@ def test_schedules_target_retention_nightly_and_ops_every_few_minutes() -> None:
     by_target = {
         rule["Properties"]["Targets"][0]["Arn"]["Fn::GetAtt"][0]: rule["Properties"]
         for rule in rules.values()
+        if "ScheduleExpression" in rule["Properties"]
     }
     assert set(by_target) == {"RetentionFunction", "OpsFunction"}
     assert by_target["RetentionFunction"]["ScheduleExpression"] == {"Ref": "RetentionSchedule"}
@@ -143,6 +144,29 @@ def test_schedules_target_retention_nightly_and_ops_every_few_minutes() -> None:
     assert re.fullmatch(r"(cron|rate)\(.+\)", default)
     # Holds of crashed requests are settled within 15 minutes (the upkeep run).
     assert source()["Parameters"]["UpkeepSchedule"]["Default"] == "rate(5 minutes)"
+
+
+def test_staged_archives_under_jobs_run_start_the_job_function() -> None:
+    """S3's Object Created events reach EventBridge; the one rule that is no schedule
+    sends those under jobs/run/ of the notes bucket to the job function (ADR 0042)."""
+    bucket = source()["Resources"]["NotesBucket"]["Properties"]
+    assert bucket["NotificationConfiguration"] == {
+        "EventBridgeConfiguration": {"EventBridgeEnabled": True}
+    }
+    (rule,) = [
+        r["Properties"]
+        for r in resources("AWS::Events::Rule").values()
+        if "EventPattern" in r["Properties"]
+    ]
+    assert rule["Targets"][0]["Arn"] == {"Fn::GetAtt": ["JobsFunction", "Arn"]}
+    pattern = rule["EventPattern"]
+    assert pattern["source"] == ["aws.s3"] and pattern["detail-type"] == ["Object Created"]
+    assert pattern["detail"]["bucket"]["name"] == [{"Ref": "NotesBucket"}]
+    assert pattern["detail"]["object"]["key"] == [{"prefix": "jobs/run/"}]
+    jobs = transformed()["Resources"]["JobsFunction"]["Properties"]
+    assert jobs["Timeout"] == 900
+    assert jobs["ReservedConcurrentExecutions"]["Fn::If"][1] == {"Ref": "JobsReservedConcurrency"}
+    assert jobs["LoggingConfig"] == {"LogGroup": {"Ref": "JobsLogs"}}
 
 
 def test_the_search_index_is_made_at_deploy_time_by_the_ops_function_only() -> None:

@@ -19,6 +19,11 @@ class ImportJobIn(BaseModel):
     model_config = STRICT_IN
     bytes: int = Field(gt=0, description="The zip's size in bytes; the upload may hold no more.")
     filename: str | None = Field(default=None, max_length=255)
+    obsidian_config: Literal["keep", "skip"] = Field(
+        default="keep",
+        description="The archive's .obsidian/ folder: kept as the vault's configuration, or"
+        " left out (as POST /v1/import's obsidian_config).",
+    )
 
 
 class JobProgressOut(BaseModel):

@@ -1,4 +1,5 @@
-"""`memvault import` and `memvault export`: an Obsidian vault zip in and out, with progress."""
+"""`memvault import` and `memvault export`: an Obsidian vault zip in and out, with progress,
+through the import/export job API (cli/transfer_jobs.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from memvault.cli.calls import run_call
 from memvault.cli.client import Client
 from memvault.cli.options import DEFAULT_URL, JsonOpt, KeyOpt, UrlOpt
 from memvault.cli.output import die, err, out, plural
+from memvault.cli.transfer_jobs import export_via_job, import_via_job
 
 
 def _progress() -> Progress:
@@ -100,6 +102,7 @@ def import_(
 ) -> None:
     """Import an Obsidian vault zip (adds and updates; never deletes; all or nothing).
 
+    Any size: the zip goes up as an import job (to S3 on AWS), which the server runs.
     Progress bars on stderr follow each step: the upload, then parsing, committing and
     indexing on the server."""
 
@@ -120,7 +123,15 @@ def import_(
         with fh, bar:
             bars = _ImportBars(bar, size)
             config = "skip" if skip_obsidian_config else "keep"
-            return client.upload(fh, size, bars.sent_bytes, bars.event, obsidian_config=config)
+            return import_via_job(
+                client,
+                fh,
+                size,
+                bars.sent_bytes,
+                bars.event,
+                filename=archive.name,
+                obsidian_config=config,
+            )
 
     def show(report: Any) -> None:
         out.print(
@@ -149,7 +160,7 @@ def export(
     url: UrlOpt = DEFAULT_URL,
     key: KeyOpt = None,
 ) -> None:
-    """Export every note as an Obsidian-compatible zip."""
+    """Export every note as an Obsidian-compatible zip (an export job, then its download)."""
 
     def call(client: Client) -> tuple[int, Path]:
         default_name = f"memvault-{dt.date.today().isoformat()}.zip"
@@ -164,7 +175,8 @@ def export(
         try:
             with fh, _progress() as bar:
                 task = bar.add_task("downloading", total=None)
-                count = client.download(
+                count = export_via_job(
+                    client,
                     fh,
                     lambda total: bar.update(task, total=total),
                     lambda n: bar.advance(task, n),

@@ -97,6 +97,8 @@ class Job:
     key_id: str | None = None  # the key used (None for a session)
     declared_bytes: int = 0  # an import's size as declared; its upload may hold no more
     filename: str | None = None
+    # An import's choice for the archive's .obsidian/ folder ("keep" or "skip").
+    obsidian_config: str = "keep"
     progress: JobProgress = field(default_factory=JobProgress)
     report: dict[str, Any] | None = None
     error: JobError | None = None
@@ -127,6 +129,7 @@ def new_job(
     key_id: str | None,
     declared_bytes: int = 0,
     filename: str | None = None,
+    obsidian_config: str = "keep",
     upload_seconds: float = UPLOAD_SECONDS,
     job_id: str | None = None,
 ) -> Job:
@@ -142,6 +145,7 @@ def new_job(
         key_id=key_id,
         declared_bytes=declared_bytes,
         filename=filename,
+        obsidian_config=obsidian_config,
         progress=JobProgress("uploading", 0, declared_bytes)
         if kind is JobKind.IMPORT
         else JobProgress(),
@@ -319,6 +323,7 @@ def to_record(job: Job) -> dict[str, Any]:
         "key_id": job.key_id,
         "declared_bytes": job.declared_bytes,
         "filename": job.filename,
+        "obsidian_config": job.obsidian_config,
         "progress": [job.progress.phase, job.progress.done, job.progress.total],
         "report": job.report,
         "error": None if job.error is None else [job.error.type, job.error.code, job.error.message],
@@ -345,6 +350,7 @@ def from_record(data: dict[str, Any]) -> Job:
         key_id=data.get("key_id"),
         declared_bytes=int(data.get("declared_bytes") or 0),
         filename=data.get("filename"),
+        obsidian_config=data.get("obsidian_config") or "keep",
         progress=JobProgress(phase, int(done), int(total)),
         report=data.get("report"),
         error=None if not error else JobError(*error),

@@ -18,6 +18,7 @@ so the vault is as it was before the job.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import tempfile
@@ -41,7 +42,7 @@ from memvault.errors import (
 )
 from memvault.ports import BlobLink, JobStore, TransferBlobs
 from memvault.services.context import Caller, Surface
-from memvault.services.transfer import ImportPhase, TransferService
+from memvault.services.transfer import ImportPhase, ObsidianConfig, TransferService
 
 log = logging.getLogger("memvault.jobs")
 
@@ -102,7 +103,12 @@ class JobService:
 
     # ------------------------------------------------------------------ creating
     def create_import(
-        self, caller: Caller, declared_bytes: int, filename: str | None = None
+        self,
+        caller: Caller,
+        declared_bytes: int,
+        filename: str | None = None,
+        *,
+        obsidian_config: ObsidianConfig = "keep",
     ) -> Created:
         require(caller, Action.IMPORT_VAULT)
         limit = self.transfer.limits.max_archive_bytes
@@ -133,6 +139,7 @@ class JobService:
             key_id=caller.key_id,
             declared_bytes=declared_bytes,
             filename=(filename or None) and filename[:255],
+            obsidian_config=obsidian_config,
             upload_seconds=self.times.upload_seconds,
         )
         self.jobs.create(job)
@@ -392,17 +399,12 @@ class JobService:
         def progress(phase: ImportPhase, done: int, total: int) -> None:
             reporter.report(phase, done, total)
 
+        config: ObsidianConfig = "skip" if reporter.job.obsidian_config == "skip" else "keep"
         with self.blobs.open_upload(caller.account_id, reporter.job.id) as archive:
-            report = self.transfer.import_zip(caller, archive, progress=progress)
-        return {
-            "report": {
-                "created": report.created,
-                "updated": report.updated,
-                "unchanged": report.unchanged,
-                "skipped": report.skipped,
-                "skipped_files": report.skipped_files,
-            }
-        }
+            report = self.transfer.import_zip(
+                caller, archive, progress=progress, obsidian_config=config
+            )
+        return {"report": dataclasses.asdict(report)}  # what POST /v1/import answers
 
     def _export(self, caller: Caller, reporter: _Reporter) -> dict[str, Any]:
         with tempfile.TemporaryFile() as spool:

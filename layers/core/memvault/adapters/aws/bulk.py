@@ -16,15 +16,25 @@ of notes. A large commit therefore runs as a journaled sequence:
 If any step fails, every touched item is put back to its journaled original (an
 idempotent restore: items not reached yet already equal their originals), the lock is
 released and the uploaded bodies deleted, then the error is raised: the vault is as it
-was. If the process dies instead (a Lambda timeout), the lock's lease runs out and the
-next commit on the vault restores from the journal before it proceeds.
+was. If the process dies instead (a Lambda timeout, a killed job), the lock's lease runs
+out and the next commit on the vault (or the job's own upkeep: ``JobStore.recover_vault``)
+restores from the journal before it proceeds.
+
+The lease is short (``LOCK_LEASE_SECONDS``) and renewed as the commit goes (between
+batches of body uploads and between transactions, once ``RENEW_AFTER_SECONDS`` have
+passed), so a dead commit holds the vault for about a minute, not for the longest
+Lambda invocation (ADR 0041). Every step between two renewals is bounded by boto3's
+timeouts (adapters/aws/clients.py), well inside the lease. Bodies are uploaded in
+parallel (``UPLOAD_WORKERS``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -41,9 +51,34 @@ from memvault.errors import Conflict, ServiceUnavailable
 
 log = logging.getLogger("memvault.aws.bulk")
 
-# Longer than any Lambda invocation (15 minutes): a live commit never loses its lock.
-LOCK_LEASE_SECONDS = 16 * 60
+# A dead commit holds the vault this long at most; a live one renews its lease.
+LOCK_LEASE_SECONDS = 60.0
+RENEW_AFTER_SECONDS = 15.0
 CHUNK = TRANSACT_MAX_ITEMS - 1
+# Body uploads in flight at once (botocore's default connection pool holds 10).
+UPLOAD_WORKERS = 8
+UPLOAD_BATCH = 256
+
+
+class _Lease:
+    """The bulk lock's lease, renewed as the commit works (``keep``): its expiry moves
+    with the time the commit has taken, on the clock the commit started on."""
+
+    def __init__(self, table: Table, state: quota.State, lock_id: str, now: float) -> None:
+        self.table, self.state, self.lock_id, self.now = table, state, lock_id, now
+        self.started = self.renewed = time.monotonic()
+
+    def keep(self) -> None:
+        moment = time.monotonic()
+        if moment - self.renewed < RENEW_AFTER_SECONDS:
+            return
+        expires = self.now + (moment - self.started) + LOCK_LEASE_SECONDS
+        if not quota.renew_all(self.table, self.state, self.lock_id, expires):
+            raise Conflict(
+                "the import's lock ran out before it finished; retry the import",
+                code="import_in_progress",
+            )
+        self.renewed = moment
 
 
 def apply_journaled(
@@ -51,16 +86,17 @@ def apply_journaled(
 ) -> None:
     lock_id = uuid.uuid4().hex
     state = _lock(table, plan, lock_id, now)
+    lease = _Lease(table, state, lock_id, now)
     touched = plan.changed_keys() + [v[keys.TABLE_SK] for v, _md in plan.new_versions]
     originals = {sk: plan.originals.get(sk) for sk in touched}
     uploaded: list[str] = []
     try:
         _write_journal(bodies, plan.account_id, lock_id, originals)
-        for version_item, markdown in plan.new_versions:
-            bodies.put(version_item["body"], markdown)
-            uploaded.append(version_item["body"])
+        lease.keep()
+        _upload_bodies(bodies, plan.new_versions, uploaded, lease)
         for start in range(0, len(actions), CHUNK):
             transact(table, plan, actions[start : start + CHUNK])
+            lease.keep()
         try:
             transact(table, plan, quota.gathered(table, state, plan.cost, lock_id=lock_id))
         except QuotaRetry as lost:
@@ -83,6 +119,28 @@ def apply_journaled(
         _delete_journal(bodies, plan.account_id, lock_id)
         raise failure
     _delete_journal(bodies, plan.account_id, lock_id)
+
+
+def _upload_bodies(
+    bodies: BodyStore,
+    versions: list[tuple[Item, str]],
+    uploaded: list[str],
+    lease: _Lease,
+) -> None:
+    """Every new version's markdown, ``UPLOAD_WORKERS`` at a time, the lease kept between
+    batches; ``uploaded`` names every object sent (for the cleanup should one fail)."""
+    if len(versions) <= 1:
+        for version_item, markdown in versions:
+            uploaded.append(version_item["body"])
+            bodies.put(version_item["body"], markdown)
+        return
+    with ThreadPoolExecutor(UPLOAD_WORKERS, thread_name_prefix="bulk-bodies") as pool:
+        for start in range(0, len(versions), UPLOAD_BATCH):
+            batch = versions[start : start + UPLOAD_BATCH]
+            uploaded.extend(item["body"] for item, _md in batch)
+            for _ in pool.map(lambda v: bodies.put(v[0]["body"], v[1]), batch):
+                pass
+            lease.keep()
 
 
 def recover_expired(table: Table, bodies: BodyStore, account_id: str, *, now: float) -> bool:

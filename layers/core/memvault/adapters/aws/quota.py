@@ -496,6 +496,24 @@ def lock_all(table: Table, state: State, lock_id: str, expires: float) -> bool:
     return _transact_or_false(table, actions)
 
 
+def renew_all(table: Table, state: State, lock_id: str, expires: float) -> bool:
+    """Move the bulk commit's lease on to ``expires`` on every shard it holds (its
+    heartbeat, ADR 0041). False when the lock is no longer ``lock_id``'s."""
+    actions = [
+        {
+            "Update": {
+                "TableName": table.name,
+                "Key": dynamo.key(state.pk, sk),
+                "UpdateExpression": "SET lock_expires = :expires",
+                "ConditionExpression": "import_lock = :lock",
+                "ExpressionAttributeValues": values({":lock": lock_id, ":expires": expires}),
+            }
+        }
+        for sk, _shard in _pinned(state)
+    ]
+    return _transact_or_false(table, actions)
+
+
 def unlock_all(table: Table, state: State, lock_id: str) -> bool:
     """Release ``lock_id`` wherever it is held, and move the revision (what was recalled
     from a rolled-back import's chunks must not outlive it). False: not held."""

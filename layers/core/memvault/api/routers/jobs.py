@@ -54,7 +54,9 @@ def _job_out(request: Request, jobs: JobService, job: Job) -> JobOut:
 def create_import(
     body: ImportJobIn, request: Request, svc: ServicesDep, caller: CallerDep
 ) -> JobOut:
-    created = svc.jobs.create_import(caller, body.bytes, body.filename)
+    created = svc.jobs.create_import(
+        caller, body.bytes, body.filename, obsidian_config=body.obsidian_config
+    )
     job = created.job
     if created.link is not None:
         link = LinkOut(
