@@ -65,9 +65,11 @@ bench: $(STAMP)
 
 ## Build the Lambda layers as `sam build` does (hash-locked wheels, python3.12 bytecode;
 ## LAYER_ARCH=arm64 for Graviton) and print each function's unzipped size (Lambda's limit:
-## 250 MB) and cold-start import time from them, with and without the bytecode.
+## 250 MB) and cold-start import time from them; with MEMVAULT_TEST_OPENSEARCH_URL set,
+## also each function's handler on events/ from its own layers against that node.
 package-check: $(STAMP) dashboard
-	$(BIN)/python scripts/package_check.py --arch $${LAYER_ARCH:-x86_64} --import-times 5
+	$(BIN)/python scripts/package_check.py --arch $${LAYER_ARCH:-x86_64} --import-times 5 \
+		$${MEMVAULT_TEST_OPENSEARCH_URL:+--search $$MEMVAULT_TEST_OPENSEARCH_URL}
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dashboard/node_modules layers/core/memvault/dashboard/static

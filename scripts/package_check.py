@@ -2,7 +2,7 @@
 function ships and how long its cold start imports take.
 
     .venv/bin/python scripts/package_check.py [--keep DIR] [--reuse] [--arch x86_64|arm64]
-                                              [--import-times N]
+                                              [--import-times N] [--search URL]
 
 Each layer of template.yaml is built by layers/core/build_layer.py, the code `sam build`
 runs (layers/core/Makefile): its hash-locked wheels (layers/core/locks/) for the Lambda
@@ -23,6 +23,13 @@ was imported (it must not be: ADR 0052). A function that fails to import from it
 layers fails the check: that is the proof each one has what it needs. (ADR 0035 recorded
 the same import without bytecode, what the old --no-compile layer cost; layers without
 their sources cannot be measured that way.)
+
+``--search URL`` then runs each function's handler from its own layers, in the same
+CPython 3.12, on files of events/ (through scripts/local_lambda.py) against moto_server
+and the OpenSearch node at URL: management writes a note and finds it by hybrid search,
+MCP lists its tools, inference answers /healthz, counts o200k tokens and embeds with the
+local model, ops makes the index and runs its upkeep, retention sweeps, jobs takes an
+Object Created event. A wrong answer fails the check; the indices it made are dropped.
 """
 
 from __future__ import annotations
@@ -184,6 +191,94 @@ print(json.dumps({{"ms": wall * 1000, "cpu_ms": cpu * 1000, "opensearch": search
 """
 
 
+# ``--search URL``: each function's handler, from its own layers, on files of events/
+# (scripts/local_lambda.py replays them as Lambda would), against moto_server and the
+# OpenSearch node at URL. What each answered is printed; a wrong answer fails the check.
+_SMOKE = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("local_lambda", sys.argv[1])
+local = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(local)
+function, events = sys.argv[2], sys.argv[3]
+def event(name, key=None):
+    with open(events + "/" + name + ".json", encoding="utf-8") as f:
+        return local.with_key(json.load(f), key)
+module = local.load_function(function)
+out = {}
+if function == "management":
+    key = local.issue_key("package-check")
+    put = local.invoke(function, event("management_put_note", key), module)
+    out["put note"] = put["statusCode"]
+    search = event("management_search", key)
+    search["queryStringParameters"]["mode"] = "hybrid"
+    search["multiValueQueryStringParameters"]["mode"] = ["hybrid"]
+    found = json.loads(local.invoke(function, search, module)["body"])
+    out["hybrid search"] = [found.get("mode"), [h["path"] for h in found.get("results", [])]]
+    assert out["put note"] == 201 and out["hybrid search"] == ["hybrid", ["projects/launch.md"]]
+elif function == "mcp":
+    key = local.issue_key("package-check")
+    answer = local.invoke(function, event("mcp_tools_list", key), module)
+    out["tools/list"] = answer["statusCode"]
+    assert answer["statusCode"] == 200 and "memory_search" in answer["body"], answer
+elif function == "inference":
+    out["healthz"] = local.invoke(function, event("healthz"), module)["statusCode"]
+    from memvault.tokens import TokenCounter
+    out["o200k tokens"] = TokenCounter()("Ship the beta on Friday.")
+    from memvault.adapters.embeddings.local import shared_local_embedder
+    out["embedding"] = shared_local_embedder().embed(["Ship the beta on Friday."]).dimension
+    assert out == {"healthz": 200, "o200k tokens": 6, "embedding": 256}, out
+elif function == "ops":
+    out["init-search"] = local.invoke(function, {"action": "init-search"}, module)["created"]
+    out["upkeep errors"] = local.invoke(function, event("retention_schedule"), module)["errors"]
+    assert out["upkeep errors"] == {}, out
+elif function == "retention":
+    swept = local.invoke(function, event("retention_schedule"), module)
+    out["unfinished"] = swept["unfinished"]
+    assert swept["unfinished"] == [], swept
+elif function == "jobs":
+    out["object created"] = local.invoke(function, event("jobs_object_created"), module)
+else:
+    out["loaded"] = True  # a function this check has no events for yet
+print(json.dumps(out))
+"""
+
+
+def smoke(function: str, opt: Path, moto: MotoServer, search_url: str, index: str) -> str:
+    env = function_env(function, opt, moto)
+    env["PYTHONPATH"] += os.pathsep + str(ROOT / "scripts")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(
+        MEMVAULT_OPENSEARCH_URL=search_url,
+        MEMVAULT_OPENSEARCH_INDEX=index,
+        MEMVAULT_OPENSEARCH_REFRESH="true",
+        MEMVAULT_OPENSEARCH_CREATE_INDEX="true",
+        MEMVAULT_OPENSEARCH_REPLICAS="0",
+    )
+    script = str(ROOT / "scripts" / "local_lambda.py")
+    done = subprocess.run(
+        [build_layer.find_python(), "-s", "-c", _SMOKE, script, function, str(ROOT / "events")],
+        cwd=ROOT / "functions" / function,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{function} fails on its events from its own layers:\n{done.stderr}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def drop_indices(search_url: str, index: str) -> None:
+    """The notes and vector indices the smoke run made (named after ``index``)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{search_url}/_cat/indices/{index}*?h=index") as got:
+        names = got.read().decode().split()
+    for name in names:
+        if name == index or name.startswith(index + "-"):
+            urllib.request.urlopen(urllib.request.Request(f"{search_url}/{name}", method="DELETE"))
+
+
 def function_env(function: str, opt: Path, moto: MotoServer) -> dict[str, str]:
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -257,6 +352,11 @@ def main() -> int:
     parser.add_argument("--arch", choices=build_layer.ARCHES, default="x86_64")
     parser.add_argument("--import-times", type=int, default=0, metavar="N")
     parser.add_argument("--functions", nargs="*", help="only these (folder names)")
+    parser.add_argument(
+        "--search",
+        metavar="URL",
+        help="also run each function's handler on events/ against this OpenSearch node",
+    )
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()
     work = args.keep or Path(tmp.name)
@@ -275,7 +375,10 @@ def main() -> int:
         if args.import_times and args.arch != runs_here:
             print(f"(no import times: {args.arch} layers do not run on this machine)")
             args.import_times = 0
-        moto = MotoServer() if args.import_times else None
+        if args.search and args.arch != runs_here:
+            args.search = None
+        moto = MotoServer() if args.import_times or args.search else None
+        index = f"memvault-package-check-{os.getpid()}"
         try:
             for function, layers in sorted(per_function.items()):
                 if args.functions and function not in args.functions:
@@ -290,17 +393,21 @@ def main() -> int:
                     f"{function:<11} {mb(total)} of 250 MB unzipped,"
                     f" {mb(250_000_000 - total)} left ({' + '.join(layers)})"
                 )
-                if moto is not None:
+                if moto is not None and args.import_times:
                     hot = cold_start(function, opt, moto, args.import_times)
                     line += (
                         f"\n    cold-start import, median of {args.import_times} (wall / CPU):"
                         f" {hot['ms']:5.0f} / {hot['cpu_ms']:5.0f} ms;"
                         f" opensearch-py imported: {'yes' if hot['opensearch'] else 'no'}"
                     )
+                if moto is not None and args.search:
+                    line += f"\n    events: {smoke(function, opt, moto, args.search, index)}"
                 print(line, flush=True)
         finally:
             if moto is not None:
                 moto.stop()
+            if args.search:
+                drop_indices(args.search, index)
         if worst > LIMIT_BYTES:
             print(f"over Lambda's limit: {mb(worst)} > 250 MB", file=sys.stderr)
             return 1
