@@ -169,6 +169,18 @@ def test_staged_archives_under_jobs_run_start_the_job_function() -> None:
     assert jobs["LoggingConfig"] == {"LogGroup": {"Ref": "JobsLogs"}}
 
 
+def test_the_dashboard_may_put_an_archive_to_its_presigned_url_from_the_browser() -> None:
+    """The bucket answers the upload's CORS preflight: PUT with a content-type, from the
+    origin the DashboardOrigin parameter names (ADR 0019)."""
+    bucket = source()["Resources"]["NotesBucket"]["Properties"]
+    (rule,) = bucket["CorsConfiguration"]["CorsRules"]
+    assert rule["AllowedMethods"] == ["PUT"] and rule["AllowedHeaders"] == ["content-type"]
+    assert rule["AllowedOrigins"] == [{"Ref": "DashboardOrigin"}]
+    pattern = re.compile(source()["Parameters"]["DashboardOrigin"]["AllowedPattern"])
+    assert pattern.fullmatch("*") and pattern.fullmatch("https://abc.execute-api.eu-west-1.x")
+    assert not pattern.fullmatch("http://evil.test") and not pattern.fullmatch("https://a b")
+
+
 def test_the_search_index_is_made_at_deploy_time_by_the_ops_function_only() -> None:
     index = source()["Resources"]["SearchIndex"]
     assert index["Type"] == "Custom::SearchIndex"
