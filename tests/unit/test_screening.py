@@ -731,6 +731,7 @@ def test_most_forms_are_gated() -> None:
         "addressed_cjk",
         "cues_cjk",
         "decode_and_obey_cjk",
+        "reader_cjk",
     }
 
 

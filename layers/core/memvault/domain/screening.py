@@ -496,10 +496,17 @@ def _build_engine() -> _Engine:
     from memvault.domain.screening_cues import (
         DECODE_CJK_RE,
         DECODE_RE,
+        HEADER_RE,
+        READER_CJK_RE,
+        READER_RE,
+        ROLE_RE,
         TARGET_CJK_RE,
         TARGET_RE,
         VOCATIVE_RE,
         cues_check,
+        header_check,
+        reader_check,
+        role_check,
         vocative_check,
     )
     from memvault.domain.screening_gate import Gate, literal_prefixes
@@ -526,6 +533,10 @@ def _build_engine() -> _Engine:
         Form(RULE_INJECTION_CUES, "ai_vocative", VOCATIVE_RE, vocative_check),
         Form(RULE_INJECTION_CUES, "decode_and_obey", DECODE_RE, word_start),
         Form(RULE_INJECTION_CUES, "decode_and_obey_cjk", DECODE_CJK_RE, always, script="cjk"),
+        Form(RULE_INJECTION_CUES, "forged_header", HEADER_RE, header_check),
+        Form(RULE_INJECTION_CUES, "reader", READER_RE, reader_check),
+        Form(RULE_INJECTION_CUES, "reader_cjk", READER_CJK_RE, always, script="cjk"),
+        Form(RULE_INJECTION_CUES, "persona_liberty", ROLE_RE, role_check),
     )
     forms = tuple(form for rule in RULE_IDS for form in by_rule[rule])
     # Every gated form is tried only where one of its first literals stands; the others
