@@ -54,6 +54,7 @@ def test_a_streamed_answer_that_ran_memory_rounds_continues_from_the_id_it_named
     ) as stream:
         second = stream.get_final_response()
     assert second.output_text == "You are Ada."
+    assert second.previous_response_id == first.id  # the id the client continued
     resumed = sent(upstream, 2)
     last_round = resumed["previous_response_id"]
     assert last_round != first.id and stored_calls(last_round) == ()  # the last round's
@@ -61,7 +62,7 @@ def test_a_streamed_answer_that_ran_memory_rounds_continues_from_the_id_it_named
     # ... and a whole answer continuing that one.
     upstream.enqueue(Reply(text="Noted."))
     third = client.responses.create(model=MODEL, previous_response_id=second.id, input="ok")
-    assert third.output_text == "Noted."
+    assert third.output_text == "Noted." and third.previous_response_id == second.id
     assert sent(upstream, 4)["previous_response_id"] not in (second.id, None)
     assert stored_calls(sent(upstream, 4)["previous_response_id"]) == ()
     # Links expire with the provider's retention: then the id goes up as sent, refused.
@@ -168,8 +169,16 @@ def test_only_the_callers_organisation_s_links_apply_and_store_off_is_unchanged(
     follow = openai_client(gateway, plain).responses.create(
         model=MODEL, previous_response_id=streamed.id, input="go on"
     )
-    assert follow.output_text == "continued"
+    assert follow.output_text == "continued" and follow.previous_response_id == streamed.id
     assert sent(upstream, 3)["previous_response_id"] not in (streamed.id, None)
+    upstream.enqueue(Reply(text="streamed through"))
+    with openai_client(gateway, plain).responses.stream(
+        model=MODEL, previous_response_id=streamed.id, input="go on"
+    ) as stream:
+        passed = stream.get_final_response()
+    assert passed.output_text == "streamed through"
+    assert passed.previous_response_id == streamed.id
+    assert sent(upstream, 4)["previous_response_id"] == sent(upstream, 3)["previous_response_id"]
     # With store off nothing is linked: the client sends its conversation whole.
     upstream.enqueue(Reply(tool_calls=[search("b")]), Reply(text="unstored"))
     with client.responses.stream(model=MODEL, input="q", store=False) as stream:
@@ -179,8 +188,8 @@ def test_only_the_callers_organisation_s_links_apply_and_store_off_is_unchanged(
     assert chains.get("local", streamed.id, now=gateway.clock.now) is not None
     upstream.enqueue(Reply(text="as sent"))
     client.responses.create(model=MODEL, previous_response_id=unstored.id, input="more")
-    assert sent(upstream, 6)["previous_response_id"] == unstored.id
-    assert sent(upstream, 6)["input"] == "more"
+    assert sent(upstream, 7)["previous_response_id"] == unstored.id
+    assert sent(upstream, 7)["input"] == "more"
 
 
 def test_rounds_that_ran_out_leave_the_last_reads_answered_upstream(

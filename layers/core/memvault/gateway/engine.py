@@ -134,6 +134,9 @@ class Exchange:
     # The last turn's memory calls that no round answered upstream (a mixed turn, rounds
     # that ran out): what each was answered, owed to a stored conversation (ADR 0045).
     owed: list[ToolOutcome] = field(default_factory=list)
+    # The response id the client continued, when the gateway sent another one upstream
+    # (a chain link): what the client is shown as the response continued.
+    continuing: str | None = None
 
     @property
     def model(self) -> str:
@@ -342,7 +345,9 @@ class Gateway:
         body = parse_object(raw_body)
         api.validate(body)
         # Continuing a response id the gateway linked: the last round's, outputs owed first.
-        body = chains.resume(self.services, api, key, body, now=self.services.billing.clock())
+        resumed = chains.resume(self.services, api, key, body, now=self.services.billing.clock())
+        continuing = api.continues_from(body) if resumed is not body else None
+        body = resumed
         slugs = requested_slugs(headers)  # more than 16: a 400 before anything is held
         plan = plan_request(self.services, self.recaller, api, key, body, headers)
         profile: ProfileStep | None = None
@@ -382,6 +387,7 @@ class Gateway:
             prompt_tokens=prompt,
             started_at=billing.clock(),
             profile=profile,
+            continuing=continuing,
         )
 
     # ------------------------------------------------------------------ whole answers
@@ -415,6 +421,9 @@ class Gateway:
             if not ex.plan.tools_on:
                 # Nothing to change: the provider's bytes go to the client as they came.
                 ex.add_usage(turn.usage, estimated=estimated)
+                if ex.continuing is not None and isinstance(answer.payload, dict):
+                    shown = ex.api.shown_continuing(answer.payload, ex.continuing)
+                    return JSONResponse(shown, headers=ex.headers())
                 return Response(answer.raw, media_type="application/json", headers=ex.headers())
             ex.add_usage(turn.usage, estimated=estimated)
             turns.append(turn)
@@ -425,6 +434,8 @@ class Gateway:
         final = ex.api.final_response(turns, ex.usage)
         client_id = final.get("id")
         await self._link(ex, body, client_id if isinstance(client_id, str) else None, turns[-1])
+        if ex.continuing is not None:
+            final = ex.api.shown_continuing(final, ex.continuing)
         return JSONResponse(final, headers=ex.headers())
 
     async def _link(self, ex: Exchange, body: Json, client_id: str | None, last: Turn) -> None:
@@ -531,6 +542,7 @@ class Gateway:
     ) -> Any:
         notices_sent = len(ex.plan.notices)
         translator = ex.api.translator(client_wants_usage=client_wants_usage)
+        translator.continuing = ex.continuing
         tools: asyncio.Task[Json | None] | None = None
         stream: UpstreamStream | None = first
         # The round being read: until its stream ends, a meter is open (and billed
@@ -546,9 +558,14 @@ class Gateway:
                     async for event in parse_events(stream, parser):
                         meter.observe(event)
                         ended = ended or ex.api.ends_stream(event)
-                        data = ex.api.passthrough_event(
-                            event, client_wants_usage=client_wants_usage
-                        )
+                        if ex.continuing is None:
+                            data = ex.api.passthrough_event(
+                                event, client_wants_usage=client_wants_usage
+                            )
+                        else:
+                            data = ex.api.passthrough_continued(
+                                event, client_wants_usage=client_wants_usage, previous=ex.continuing
+                            )
                         if data is not None:
                             yield data
                     if not ended:

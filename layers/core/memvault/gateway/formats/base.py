@@ -222,6 +222,9 @@ class StreamTranslator(ABC):
     """
 
     turn: Turn  # the round being read
+    # The response id the client's request continued, when the gateway sent another one
+    # upstream (ApiFormat.resumed): shown back in place of it.
+    continuing: str | None = None
 
     @abstractmethod
     def begin_round(self) -> None: ...
@@ -419,6 +422,17 @@ class ApiFormat(ABC):
     def resumed(self, body: Json, link: ChainLink) -> Json:
         """``body`` continuing ``link``'s upstream response, the outputs it owes first."""
         return body
+
+    def shown_continuing(self, payload: Json, previous: str) -> Json:
+        """An answer as the client sees it when the request was ``resumed``: the response
+        id it continued (``previous``) in place of the one sent upstream."""
+        return payload
+
+    def passthrough_continued(
+        self, event: SseEvent, *, client_wants_usage: bool, previous: str
+    ) -> bytes | None:
+        """``passthrough_event`` for a ``resumed`` request (see ``shown_continuing``)."""
+        return self.passthrough_event(event, client_wants_usage=client_wants_usage)
 
     def chain_link(
         self, body: Json, client_id: str | None, last: Turn, owed: list[ToolOutcome], now: float

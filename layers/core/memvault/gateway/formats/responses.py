@@ -159,6 +159,15 @@ def _call(item: Json) -> ToolCall:
     )
 
 
+def _shown(response: object, previous: str | None) -> object:
+    """A response object naming ``previous`` as the one it continued (None: as it came)."""
+    if previous is None or not isinstance(response, dict):
+        return response
+    if "previous_response_id" not in response:
+        return response
+    return {**response, "previous_response_id": previous}
+
+
 def _failed(payload: Json) -> UpstreamFailed:
     """``response.failed``: the error is the response's."""
     response = payload.get("response")
@@ -307,6 +316,16 @@ class OpenAIResponses(ApiFormat):
             out["input"] = [*owed, *items]
         return out
 
+    def shown_continuing(self, payload: Json, previous: str) -> Json:
+        shown = _shown(payload, previous)
+        assert isinstance(shown, dict)
+        return shown
+
+    def passthrough_continued(
+        self, event: SseEvent, *, client_wants_usage: bool, previous: str
+    ) -> bytes | None:
+        return self._passthrough(event, previous)
+
     def chain_link(
         self, body: Json, client_id: str | None, last: Turn, owed: list[ToolOutcome], now: float
     ) -> ChainLink | None:
@@ -383,6 +402,9 @@ class OpenAIResponses(ApiFormat):
         return kind in _ENDING
 
     def passthrough_event(self, event: SseEvent, *, client_wants_usage: bool) -> bytes | None:
+        return self._passthrough(event, None)
+
+    def _passthrough(self, event: SseEvent, previous: str | None) -> bytes | None:
         payload = event.json()
         if not isinstance(payload, dict):
             raise MalformedStream("an upstream event is not a JSON object")
@@ -391,6 +413,8 @@ class OpenAIResponses(ApiFormat):
             raise stream_failure({"error": payload})
         if kind == "response.failed":
             raise _failed(payload)
+        if previous is not None and "response" in payload:
+            payload = {**payload, "response": _shown(payload["response"], previous)}
         return encode_event(payload, event.event or (kind if isinstance(kind, str) else None))
 
     # ------------------------------------------------------------------ errors
@@ -494,11 +518,8 @@ class _ResponsesStream(StreamTranslator):
             if self.opening is None:
                 response = payload.get("response")
                 self.opening = copy.deepcopy(response) if isinstance(response, dict) else {}
-            return [
-                self._emit(
-                    {**payload, "response": _client_view(payload.get("response"))}, event.event
-                )
-            ]
+            shown = _client_view(_shown(payload.get("response"), self.continuing))
+            return [self._emit({**payload, "response": shown}, event.event)]
         if kind in _ENDING:
             response = payload.get("response")
             if not isinstance(response, dict):
@@ -592,7 +613,7 @@ class _ResponsesStream(StreamTranslator):
                 response[key] = opening[key]
         response["output"] = self.items
         response["usage"] = _usage_json(response.get("usage"), usage)
-        view = _client_view(response)
+        view = _client_view(_shown(response, self.continuing))
         return [self._emit({"type": self.ending_kind, "response": view}, None)]
 
     def response_id(self) -> str | None:
@@ -610,6 +631,6 @@ class _ResponsesStream(StreamTranslator):
             output=self.items,
             error={"code": code, "message": message},
         )
-        view = _client_view(response)
+        view = _client_view(_shown(response, self.continuing))
         out.append(self._emit({"type": "response.failed", "response": view}, None))
         return out
