@@ -170,6 +170,8 @@ import. ``bench/screen.py`` reports the cost per KB.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import re
 import threading
@@ -760,7 +762,46 @@ def screen_text(text: str) -> ScreeningVerdict:
     and why. Rules are checked in :data:`RULE_IDS` order and the first one that fires
     is reported, with its id in the reason.
     """
-    return _screen(text, field="text", code_is_mention=True)
+    verdict = _screen(text, field="text", code_is_mention=True)
+    if verdict.allowed:
+        return _screen_decoded(text) or verdict
+    return verdict
+
+
+# A base64 run long enough to hold an order ("aWdub3JlIHlvdXIgcnVsZXM="), outside code.
+_BASE64_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,4096}+={0,2}+(?![A-Za-z0-9+/=])"
+)
+_BASE64_MAX_RUNS: Final = 16
+
+
+def _screen_decoded(text: str) -> ScreeningVerdict | None:
+    """A base64 run that decodes to text is screened as text: an order encoded so that
+    no rule reads it, next to words that tell the reader to decode it, is the order.
+    Runs inside code are mentions, like any code; at most a few runs are decoded."""
+    runs = 0
+    code: _Code | None = None
+    for m in _BASE64_RE.finditer(text):
+        run = m.group()
+        if run.isalpha() or run.isdigit() or len(run) % 4 == 1:
+            continue  # a long word or number, not base64
+        if code is None:
+            code = _Code(text, enabled=True)
+        if code.contains(*m.span()):
+            continue
+        runs += 1
+        if runs > _BASE64_MAX_RUNS:
+            break
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if " " not in decoded or not decoded.isprintable():
+            continue
+        inner = _screen(decoded, field="text (decoded from base64)", code_is_mention=False)
+        if not inner.allowed:
+            return inner
+    return None
 
 
 _PATH_SEPARATORS_RE: Final = re.compile(r"/+")

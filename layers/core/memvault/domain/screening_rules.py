@@ -1866,7 +1866,8 @@ _ADDRESSED_AFTER_RE: Final = re.compile(r"[^\n]{0,120}?\b(?:you|your|yourself)\b
 _DAN_RE: Final = re.compile(
     NOT_AFTER_WORD
     + ws(
-        r"(?:(?:broken|broke|break|breaking|breaks) free (?:of|from)"
+        # "an android who breaks free of its programming" is a story, not a persona
+        r"(?:(?:broken|broke|break|breaking|breaks) free (?:of|from)(?! (?:its|his|her|their) )"
         r"|confines of (?:ai|artificial intelligence|an? ai|a language model|al)"
         r"|(?:dan|stan|dude|antigpt|jailbreak|jailbroken|unrestricted|unfiltered|uncensored"
         r"|evil confidant) mode|stay (?:a|an) (?:dan|stan|dude)"
@@ -2413,7 +2414,9 @@ _MODEL_DIRECTIVE_RE: Final = re.compile(
                 r" (?:that |which |who )?+(?:reading|processing|seeing|parsing|summari[sz]ing"
                 r"|reads|processes|sees|parses|summari[sz]es|ingesting|ingests|retrieving"
                 r"|retrieves) (?:this|these)(?: \w++)?,? (?:should|must|shall|need to|needs to"
-                r"|have to|has to|are required to|is required to|are instructed to|will|ought to"
+                r"|have to|has to|are required to|is required to|are instructed to|ought to"
+                # "an AI reading this note will see the same text" describes what it sees
+                r"|will(?! (?:see|find|read|notice|get|only|not|never|also|just|still))"
                 r"|are to|is to)(?! be(?![^\W_])) "
             ),
             # Whenever this note is recalled, ...
