@@ -67,10 +67,18 @@ def mount(app: FastAPI, services: Services, surfaces: Collection[Surface]) -> No
         if services.settings.signup == "open":
             app.include_router(sessions.signup_router)
 
-        from memvault.dashboard.serving import dashboard_routes
+        from memvault.dashboard.serving import dashboard_routes, upload_origins
 
-        # The web dashboard (/ and /dashboard/...): a client of the same REST routes.
-        app.router.routes.extend(dashboard_routes(settings=services.settings))
+        # The web dashboard (/ and /dashboard/...): a client of the same REST routes,
+        # whose scripts may also PUT an import's archive to S3 on AWS.
+        s = services.settings
+        uploads = upload_origins(
+            backend=s.backend,
+            bucket=s.bucket,
+            endpoint=s.s3_presign_endpoint or s.s3_endpoint,
+            region=s.aws_region,
+        )
+        app.router.routes.extend(dashboard_routes(connect=uploads))
     if "mcp" in surfaces:
         from memvault.mcp.http import mcp_routes
 

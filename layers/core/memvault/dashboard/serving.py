@@ -33,15 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
-
-if TYPE_CHECKING:
-    from memvault.settings import Settings
 
 STATIC_DIR = Path(__file__).parent / "static"
 PREFIX = "/dashboard"
@@ -68,20 +64,20 @@ _GZIP_MIN_BYTES = 1024
 _ORIGIN_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?")
 
 
-def upload_origins(settings: Settings) -> tuple[str, ...]:
+def upload_origins(
+    *, backend: str, bucket: str, endpoint: str | None, region: str | None
+) -> tuple[str, ...]:
     """Where the page sends an import's archive besides its own origin: on AWS the S3
     endpoint a presigned PUT names (the bucket virtual-hosted or in the path; the one
-    presign endpoint when set, as for a local S3), nothing when embedded."""
-    if settings.backend != "aws":
+    presign ``endpoint`` when set, as for a local S3), nothing when embedded."""
+    if backend != "aws":
         return ()
-    endpoint = settings.s3_presign_endpoint or settings.s3_endpoint
-    bucket = settings.bucket
     if endpoint:
         parts = urlsplit(endpoint)
         found = [f"{parts.scheme}://{parts.netloc}", f"{parts.scheme}://{bucket}.{parts.netloc}"]
     else:
         region = (
-            settings.aws_region
+            region
             or os.environ.get("AWS_REGION")
             or os.environ.get("AWS_DEFAULT_REGION")
             or "us-east-1"
@@ -303,8 +299,8 @@ which builds it first. The REST API at <code>/v1/</code> works without it.</p></
 
 
 def dashboard_routes(
-    static_dir: Path | None = None, settings: Settings | None = None
+    static_dir: Path | None = None, connect: Sequence[str] = ()
 ) -> list[BaseRoute]:
-    """The dashboard's routes, for ``memvault.surfaces`` to add to the management app."""
-    connect = upload_origins(settings) if settings is not None else ()
-    return Dashboard(static_dir or STATIC_DIR, connect).routes()
+    """The dashboard's routes, for ``memvault.surfaces`` to add to the management app;
+    ``connect``: the origins its scripts may call besides its own (``upload_origins``)."""
+    return Dashboard(static_dir or STATIC_DIR, tuple(connect)).routes()
