@@ -173,8 +173,21 @@ def build_services(
     semantic: SemanticSearch | None = None
     vector_sync: VectorSync | None = None
     if vectors is not None and embedding.embedder is not None:
+        vector_workers = None
+        if settings.embeddings == "local":  # bulk drains chunk and embed on every core
+            from functools import partial
+
+            from memvault.adapters.embeddings.local import shared_local_embedder
+            from memvault.services.vector_workers import VectorWorkers
+
+            dimension = settings.embeddings_dimension or 256
+            vector_workers = VectorWorkers(partial(shared_local_embedder, dimension))
         vector_sync = VectorSync(
-            store, vectors, embedding, inline_notes=settings.embeddings_inline_notes
+            store,
+            vectors,
+            embedding,
+            inline_notes=settings.embeddings_inline_notes,
+            workers=vector_workers,
         )
         semantic = SemanticSearch(vectors, embedding.embedder, embedding.embed_query)
     vault = VaultService(

@@ -190,6 +190,8 @@ class IndexSync:
         queued = self.store.queued_reindex(account_id, limit)
         if not queued:
             self._pending.discard(account_id)
+            if self.vectors is not None:
+                self.vectors.rest()  # the bulk is over: no embedding workers kept
             return 0
         notes = (self.store.get_note(account_id, path) for path in queued)
         live = {note.path: note for note in notes if note is not None}
@@ -204,6 +206,8 @@ class IndexSync:
             return 0  # the notes stay queued: the embedder gets them on the next drain
         self.store.unqueue_reindex(account_id, queued)
         self._pending.discard(account_id)
+        if len(queued) < limit and self.vectors is not None:
+            self.vectors.rest()  # the outbox is empty: no embedding workers kept
         return len(queued)
 
     def drain_all(self, stop: Callable[[], bool] = lambda: False) -> int:

@@ -22,10 +22,13 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from memvault.domain.chunking import chunk_note
 from memvault.domain.models import Note
 from memvault.ports import ChunkVector, IndexedNotes, VectorIndex
 from memvault.services.embedding import EmbeddingService
+from memvault.services.vector_workers import VectorWorkers
 
 log = logging.getLogger("memvault.vectors")
 
@@ -53,10 +56,14 @@ class VectorSync:
         embedding: EmbeddingService,
         *,
         inline_notes: int = 64,
+        workers: VectorWorkers | None = None,
     ) -> None:
         self.store = store
         self.vectors = vectors
         self.embedding = embedding
+        # Chunk and embed large batches in worker processes (the local model only: its
+        # calls cost nothing, so there is no usage to record; services.vector_workers).
+        self.workers = workers
         # More written notes than this in one commit: embedded later, from the outbox.
         self.inline_notes = inline_notes
         self._checked: set[str] = set()  # accounts whose stored models were checked
@@ -90,6 +97,37 @@ class VectorSync:
     def index_notes(self, account_id: str, notes: Sequence[Note]) -> int:
         """Chunk, embed and store ``notes`` (one embedder call per batch). Chunks stored."""
         stored = 0
+        if self.workers is not None:
+            done = 0
+            items = [(note.path, note.title, note.markdown) for note in notes]
+            by_path = {note.path: note for note in notes}
+            for part, model, done_part in self.workers.parts(items):
+                rows_of: dict[str, list[ChunkVector]] = {}
+                for (path, _, _), (spans, blob) in zip(part, done_part, strict=True):
+                    note = by_path[path]
+                    vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(spans), -1)
+                    rows_of[path] = [
+                        ChunkVector(
+                            note_id=note.id,
+                            path=path,
+                            chunk_index=index,
+                            heading=heading,
+                            offset=offset,
+                            length=length,
+                            text=note.markdown[offset : offset + length],
+                            tags=note.tags,
+                            vector=vector.tolist(),
+                            model=model,
+                            updated_at=note.updated_at,
+                        )
+                        for (index, heading, offset, length), vector in zip(
+                            spans, vectors, strict=True
+                        )
+                    ]
+                    stored += len(spans)
+                self.vectors.upsert_notes(account_id, rows_of)
+                done += len(part)
+            notes = notes[done:]  # all of them, unless there were no workers to ask
         for start in range(0, len(notes), REEMBED_BATCH):
             batch = notes[start : start + REEMBED_BATCH]
             chunked = [
@@ -98,8 +136,8 @@ class VectorSync:
             ]
             texts = [chunk.embed_text for _, chunks in chunked for chunk in chunks]
             result = self.embedding.embed(account_id, texts, purpose="index")
-            vectors = iter(result.vectors)
-            by_path: dict[str, list[ChunkVector]] = {}
+            vectors_iter = iter(result.vectors)
+            by_note: dict[str, list[ChunkVector]] = {}
             for note, chunks in chunked:
                 rows = [
                     ChunkVector(
@@ -111,16 +149,21 @@ class VectorSync:
                         length=chunk.length,
                         text=chunk.text,
                         tags=note.tags,
-                        vector=next(vectors),
+                        vector=next(vectors_iter),
                         model=result.model,
                         updated_at=note.updated_at,
                     )
                     for chunk in chunks
                 ]
-                by_path[note.path] = rows
+                by_note[note.path] = rows
                 stored += len(rows)
-            self.vectors.upsert_notes(account_id, by_path)  # one index round trip a batch
+            self.vectors.upsert_notes(account_id, by_note)  # one index round trip a batch
         return stored
+
+    def rest(self) -> None:
+        """Stop the embedding workers, if any (a drain found its outbox empty)."""
+        if self.workers is not None:
+            self.workers.close()
 
     def drain(self, account_id: str, live: Sequence[Note], gone: Collection[str]) -> bool:
         """Embed the outbox's notes. True when done (the paths may leave the outbox);
