@@ -21,8 +21,9 @@ import zipfile
 import pytest
 
 from memvault.container import Services
+from memvault.domain.attachments import sha256_bytes
 from memvault.domain.models import Limits
-from memvault.errors import QuotaExceeded, TooLarge
+from memvault.errors import NotFound, QuotaExceeded, TooLarge
 from memvault.services.context import Caller, Surface
 
 OLD = calendar.timegm((2020, 5, 17, 8, 30, 12, 0, 0, 0))
@@ -239,21 +240,29 @@ def test_files_count_in_the_byte_quota_and_the_file_limit(services: Services, us
     services.vault.write(user, "big.md", "y" * 1500)
 
 
-def test_a_failed_note_commit_puts_the_files_back(services: Services, user: Caller) -> None:
-    """Notes refused at their commit (a note over the quota the files left): the files
-    the import had committed are put back and its staged bytes dropped."""
+def test_a_failed_note_commit_leaves_the_files_as_they_were(
+    services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notes' commit fails after the files' (a storage fault): the files are as they
+    were (SQLite: one transaction; AWS: put back) and the bytes the import stored first
+    are gone again."""
     services.attachments.put(user, "img/diagram.png", b"old bytes")
-    # The directory check passes (the files fit and the notes fit), but a note written
-    # by someone else meanwhile takes the room: simulated by a small byte limit the
-    # notes alone would pass only before the files are counted.
-    total = sum(len(d) for d, _ in FILES.values()) + sum(len(d) for d, _ in CONFIG.values())
-    notes = sum(len(t.encode()) for t, _ in NOTES.values())
-    services.accounts.set_limits(user.account_id, Limits(max_bytes=total + notes - 1))
     before = _state(services, user)
-    with pytest.raises(QuotaExceeded):
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("the notes' commit failed")
+
+    monkeypatch.setattr(services.store, "commit", broken)
+    with pytest.raises(RuntimeError):
         run_import(services, user, vault_zip())
+    monkeypatch.undo()
     assert _state(services, user) == before
     assert services.attachments.download(user, "img/diagram.png")[1] == b"old bytes"
+    store = services.attachments.store
+    with pytest.raises(NotFound):
+        store.read_blob(user.account_id, sha256_bytes(PDF))  # staged, then dropped
+    # The vault still takes the same import whole.
+    assert run_import(services, user, vault_zip()).files_created == 8
 
 
 def test_models_see_what_a_file_is_never_its_bytes(services: Services, user: Caller) -> None:

@@ -14,7 +14,7 @@ Rules every adapter keeps:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
@@ -761,6 +761,19 @@ class AttachmentStore(Protocol):
     def commit_files(
         self, account_id: str, changes: Sequence[FileChange], *, now: float
     ) -> FileCommit: ...
+    def commit_files_with(
+        self,
+        account_id: str,
+        changes: Sequence[FileChange],
+        then: Callable[[], CommitResult | None],
+        *,
+        now: float,
+    ) -> tuple[FileCommit, CommitResult | None]:
+        """``commit_files``, then ``then()`` (an import's note commit), as one: if
+        ``then`` raises, the files are as they were. One transaction on SQLite; on AWS
+        the files are put back (a crash between the two leaves the files: ADR 0043)."""
+        ...
+
     def files_by_link_key(self, account_id: str, link_keys: Collection[str]) -> dict[str, str]:
         """Attachments whose ``paths.link_key`` is one of these: link key -> path."""
         ...

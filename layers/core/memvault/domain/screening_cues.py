@@ -2595,6 +2595,28 @@ _AUTHORITY_RE: Final = compile_rx(
     )
 )
 
+_BOUNDARY_RE: Final = compile_rx(
+    words(
+        "end of user data",
+        "end of user input",
+        "end of input",
+        "end of document",
+        "end of context",
+        "end of the document",
+        "end of conversation",
+        "end of transcript",
+        "new system directive",
+        "new system instruction",
+        "new system instructions",
+        "new system message",
+        "new system prompt",
+        "system override",
+        "admin override",
+        "priority override",
+        "emergency override",
+    )
+)
+
 _BLANK_LINE_RE: Final = re.compile(r"\n[ \t]*+\n")
 
 
@@ -2937,6 +2959,9 @@ def cues_at(text: str, start: int, end: int) -> Cues:
         if hit is not None:
             found[name] = hit
             score += 1
+    if "forged" in found and _BOUNDARY_RE.fullmatch(found["forged"]) is not None:
+        # "END OF USER DATA", "new system directive": a forged boundary counts twice
+        score += 1
     if possessed is None and (third := _THIRD_PARTY_RE.search(head)) is not None:
         found["described"] = third.group().strip()
         score -= 2

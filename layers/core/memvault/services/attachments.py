@@ -9,12 +9,12 @@ and the notes that link to an attachment are found by the link graph, with the r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memvault.domain import attachments as files
 from memvault.domain import paths
-from memvault.domain.attachments import DeleteFile, FileChange, FileKind, PutFile, StoredFile
+from memvault.domain.attachments import DeleteFile, FileKind, PutFile, StoredFile
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import Limits, NoteSummary
 from memvault.errors import InvalidInput, NotFound, PermissionDenied
@@ -146,31 +146,6 @@ class AttachmentService:
         )
         self._forget_old(caller.account_id, done)
         return found
-
-    # ------------------------------------------------------------------ for imports
-    def commit(self, account_id: str, changes: Sequence[FileChange]) -> FileCommit:
-        return self.store.commit_files(account_id, changes, now=self.clock())
-
-    def undo(self, account_id: str, done: FileCommit, changes: Sequence[FileChange]) -> None:
-        """Put the files a commit changed back as they were (an import whose notes were
-        then refused)."""
-        inverse: list[FileChange] = []
-        for change, before in zip(changes, done.before, strict=True):
-            if before is None:
-                inverse.append(DeleteFile(change.path))
-            else:
-                inverse.append(
-                    PutFile(
-                        before.path,
-                        before.kind,
-                        before.size,
-                        before.sha256,
-                        before.content_type,
-                        before.updated_at,
-                    )
-                )
-        if inverse:
-            self.store.commit_files(account_id, inverse, now=self.clock())
 
     def _forget_old(self, account_id: str, done: FileCommit) -> None:
         """Drop the blobs the commit left unreferenced, once past the grace period (a

@@ -26,7 +26,7 @@ from memvault.domain.attachments import FileChange, PutFile
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import MAX_NOTE_BYTES, Account, Limits, NoteChange
 from memvault.errors import InvalidInput, InvalidPath, QuotaExceeded, TooLarge, Unprocessable
-from memvault.ports import FileCommit, NoteKey
+from memvault.ports import CommitResult, NoteKey
 from memvault.services.attachments import AttachmentService
 from memvault.services.context import Caller
 from memvault.services.parsing import BulkParser
@@ -249,31 +249,16 @@ class TransferService:
             changes = self._plan(caller, zf, notes, report, progress, others)
             # Attachments' bytes go to storage under their digest before any commit.
             file_changes, staged = self._stage_files(caller, zf, others, report)
-        files_done = self._commit_files(caller, file_changes, staged)
         try:
-            if changes:
-                self._commit(caller, changes, progress)
+            if changes or file_changes:
+                self._commit(caller, changes, progress, file_changes)
             elif progress:
                 progress("committing", 0, 0)
                 progress("indexing", 0, 0)
         except BaseException:
-            if files_done is not None and self.attachments is not None:
-                # All or nothing across notes and attachments: put the files back.
-                self.attachments.undo(caller.account_id, files_done, file_changes)
-                self._drop_staged(caller, staged)
+            self._drop_staged(caller, staged)  # nothing references them
             raise
         return report
-
-    def _commit_files(
-        self, caller: Caller, changes: list[FileChange], staged: list[str]
-    ) -> FileCommit | None:
-        if not changes or self.attachments is None:
-            return None
-        try:
-            return self.attachments.commit(caller.account_id, changes)
-        except BaseException:
-            self._drop_staged(caller, staged)
-            raise
 
     def _drop_staged(self, caller: Caller, staged: list[str]) -> None:
         """A failed import's blobs, the ones it stored first: no file references them."""
@@ -358,10 +343,15 @@ class TransferService:
         return data
 
     def _commit(
-        self, caller: Caller, changes: Sequence[NoteChange], progress: ImportProgress | None
+        self,
+        caller: Caller,
+        changes: Sequence[NoteChange],
+        progress: ImportProgress | None,
+        file_changes: Sequence[FileChange] = (),
     ) -> None:
         """``VaultService.commit``'s two steps (storage, then search and links), with
-        progress reported between them."""
+        progress reported between them. The files (attachments, .obsidian/) commit with
+        the notes, all or nothing (``AttachmentStore.commit_files_with``, ADR 0043)."""
         vault, total, account = self.vault, len(changes), caller.account_id
         if progress:
             progress("committing", 0, total)
@@ -371,15 +361,26 @@ class TransferService:
         # Queued notes that were never committed are harmless: a drain indexes the vault
         # as it is. The queue entries go once the import is indexed.
         queued = [change.path for change in changes]
-        vault.store.queue_reindex(account, queued)
+        if queued:
+            vault.store.queue_reindex(account, queued)
+
+        def notes() -> CommitResult | None:
+            return vault.store.commit(account, changes, now=vault.clock()) if changes else None
+
         try:
-            result = vault.store.commit(account, changes, now=vault.clock())
+            if file_changes and self.attachments is not None:
+                _files, result = self.attachments.store.commit_files_with(
+                    account, file_changes, notes, now=vault.clock()
+                )
+            else:
+                result = notes()
         except BaseException:
-            vault.store.unqueue_reindex(account, queued)
+            if queued:
+                vault.store.unqueue_reindex(account, queued)
             raise
         _after_commit(progress, "committing", total, total)
         _after_commit(progress, "indexing", 0, total)
-        if vault.indexing.after_commit(account, changes, result):
+        if result is not None and vault.indexing.after_commit(account, changes, result):
             vault.store.unqueue_reindex(account, queued)
         _after_commit(progress, "indexing", total, total)
 

@@ -19,7 +19,7 @@ ADR 0043).
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -42,7 +42,7 @@ from memvault.domain.attachments import (
     StoredFile,
 )
 from memvault.errors import NotFound
-from memvault.ports import FileCommit
+from memvault.ports import CommitResult, FileCommit
 
 log = logging.getLogger("memvault.aws.attachments")
 
@@ -192,6 +192,31 @@ class DynamoAttachmentStore(DynamoParts):
         return found
 
     # ------------------------------------------------------------------ commit
+    def commit_files_with(
+        self,
+        account_id: str,
+        changes: Sequence[FileChange],
+        then: Callable[[], CommitResult | None],
+        *,
+        now: float,
+    ) -> tuple[FileCommit, CommitResult | None]:
+        done = self.commit_files(account_id, changes, now=now)
+        try:
+            return done, then()
+        except BaseException:
+            try:
+                self._undo(account_id, changes, done, now)
+            except Exception:
+                log.error("could not put back the files of a refused import", exc_info=True)
+            raise
+
+    def _undo(
+        self, account_id: str, changes: Sequence[FileChange], done: FileCommit, now: float
+    ) -> None:
+        inverse = _inverse(changes, done)
+        for start in range(0, len(inverse), CHUNK):
+            self._commit_chunk(account_id, inverse[start : start + CHUNK], now, check=False)
+
     def commit_files(
         self, account_id: str, changes: Sequence[FileChange], *, now: float
     ) -> FileCommit:

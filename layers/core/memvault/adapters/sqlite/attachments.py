@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from memvault.adapters.sqlite.base import SqliteParts
@@ -34,7 +34,7 @@ from memvault.domain.attachments import (
 )
 from memvault.domain.models import Limits
 from memvault.errors import NotFound, ServiceUnavailable
-from memvault.ports import FileCommit
+from memvault.ports import CommitResult, FileCommit
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -211,6 +211,19 @@ class SqliteAttachmentStore(SqliteParts):
         return found
 
     # ------------------------------------------------------------------ commit
+    def commit_files_with(
+        self,
+        account_id: str,
+        changes: Sequence[FileChange],
+        then: Callable[[], CommitResult | None],
+        *,
+        now: float,
+    ) -> tuple[FileCommit, CommitResult | None]:
+        # One transaction: the note commit inside is a savepoint of this one (db.py).
+        with self.db.transaction():
+            done = self.commit_files(account_id, changes, now=now)
+            return done, then()
+
     def commit_files(
         self, account_id: str, changes: Sequence[FileChange], *, now: float
     ) -> FileCommit:

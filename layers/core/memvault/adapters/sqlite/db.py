@@ -311,14 +311,36 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction holding the write lock from its start; rolled back on error."""
+        """A write transaction holding the write lock from its start; rolled back on error.
+
+        Opened inside another on the same thread, it is a savepoint of the outer one
+        (rolled back to on error, committed with it): so two stores' writes can be one
+        transaction (an import's files and notes, adapters/sqlite/attachments.py)."""
         conn = self.connection()
+        depth: int = getattr(self._local, "depth", 0)
+        if depth:
+            name = f"nested_{depth}"
+            conn.execute(f"SAVEPOINT {name}")
+            self._local.depth = depth + 1
+            try:
+                yield conn
+            except BaseException:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+                raise
+            finally:
+                self._local.depth = depth
+            conn.execute(f"RELEASE {name}")
+            return
         conn.execute("BEGIN IMMEDIATE")
+        self._local.depth = 1
         try:
             yield conn
         except BaseException:
+            self._local.depth = 0
             conn.execute("ROLLBACK")
             raise
+        self._local.depth = 0
         conn.execute("COMMIT")
 
     def close(self) -> None:
