@@ -62,6 +62,9 @@ from memvault.settings import Settings
 
 MODES = (SearchMode.KEYWORD, SearchMode.SEMANTIC, SearchMode.HYBRID)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+# recall's second stage (domain.rerank, ADR 0051) was chosen on these conversations'
+# questions; the others' are its held-out part.
+TUNING_PART = {"locomo/c00/", "locomo/c01/", "locomo/c02/"}
 ONE_VAULT = "one-vault"
 PER_CONVERSATION = "per-conversation"
 
@@ -76,12 +79,19 @@ class Scores:
     """recall@5 and MRR per question, with the question's category."""
 
     rows: list[tuple[int, float, float]] = field(default_factory=list)
+    conversations: list[str] = field(default_factory=list)  # each row's, for the splits
 
     def add(self, category: int, ranked: Sequence[str], truth: Sequence[str]) -> None:
         wanted = set(truth)
         recall5 = len(set(ranked[:5]) & wanted) / len(wanted)
         mrr = next((1.0 / (i + 1) for i, p in enumerate(ranked[:10]) if p in wanted), 0.0)
         self.rows.append((category, recall5, mrr))
+        self.conversations.append(next(iter(wanted)).rsplit("/", 1)[0] + "/")
+
+    def part(self, conversations: set[str]) -> tuple[float, float]:
+        """recall@5 and MRR over the questions of these conversations only."""
+        mine = [r for r, c in zip(self.rows, self.conversations, strict=True) if c in conversations]
+        return _mean(r[1] for r in mine), _mean(r[2] for r in mine)
 
     def overall(self) -> tuple[float, float]:
         return _mean(r[1] for r in self.rows), _mean(r[2] for r in self.rows)
@@ -173,6 +183,7 @@ def measure(
     vault = services.vault
     semantic = vault.hybrid.semantic
     recallers = {m: RecallService(vault, min_score=m) for m in recall_min_scores}
+    search_order = RecallService(vault, rerank_pool=0)  # recall before its second stage
     fusions: dict[str, Callable[[list[KeywordHit], list[ChunkMatch]], list[str]]] = {}
     now = vault.clock()
 
@@ -218,6 +229,12 @@ def measure(
                 if min_score is not None:
                     name += f" min {min_score}"
                 results[name].add(category, list(block.paths) if block else [], truth)
+            block = search_order.recall(
+                caller, text, max_notes=5, token_budget=2000, mode=mode.value
+            )
+            results[f"{layout} recall {mode.value} search order"].add(
+                category, list(block.paths) if block else [], truth
+            )
         if semantic is not None:
             query = SearchQuery(text=text, folder=str(q["prefix"]), limit=30, snippets=False)
             keyword = [
@@ -268,6 +285,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{cats[c][0]:.3f}/{cats[c][1]:.3f}" if c in cats else f"{'-':>13}" for c in CATEGORIES
         )
         print(f"{name:46} {recall5:6.3f} {mrr:6.3f}  {per}")
+    conversations = {c for s in results.values() for c in s.conversations}
+    held_out = conversations - TUNING_PART
+    print(
+        f"\nsplit: tuning part {', '.join(sorted(TUNING_PART))}; held out"
+        f" {', '.join(sorted(held_out))}"
+    )
+    print(f"{'':46} {'tuning R@5/MRR':>15} {'held-out R@5/MRR':>17}")
+    for name, scores in results.items():
+        if " recall " in name or " search keyword" in name or name.startswith("bm25s"):
+            a, b = scores.part(TUNING_PART), scores.part(held_out)
+            print(f"{name:46} {a[0]:7.3f}/{a[1]:.3f} {b[0]:9.3f}/{b[1]:.3f}")
     if args.json:
         payload = {
             name: {"overall": scores.overall(), "by_category": scores.by_category()}

@@ -36,6 +36,7 @@ from memvault.domain.recall import (
     assemble_recall,
     new_placement_memo,
 )
+from memvault.domain.rerank import Candidate, rerank
 from memvault.services.context import Caller
 from memvault.services.vault import MAX_SEARCH_LIMIT, VaultService, parse_mode
 from memvault.tokens import recall_count_tokens as default_count_tokens
@@ -45,6 +46,10 @@ from memvault.tokens import recall_count_tokens as default_count_tokens
 # finds nothing more; but normalising and splitting a pasted megabyte on every request
 # would cost time before dispatch.
 MAX_QUERY_CHARS = 2_000
+# Recall asks the search for this many notes, reads them and places the best max_notes
+# after domain.rerank orders them by their best passage (ADR 0051): on LoCoMo a pool of 10
+# kept most of the gain, 20 all of it, 30 no more.
+RERANK_POOL = 20
 # Blocks are a few kB each (2,000 tokens by default), so this is a few MB at most.
 MEMO_MAX_ENTRIES = 1024
 MEMO_MAX_AGE_SECONDS = 30.0
@@ -68,8 +73,11 @@ class RecallService:
         memo: RecallMemo | None = None,
         placements: PlacementMemo | None = None,
         min_score: float | None = None,
+        rerank_pool: int = RERANK_POOL,
     ) -> None:
         self.vault = vault
+        # 0: no second stage (the search's order; bench/retrieval.py compares).
+        self.rerank_pool = rerank_pool
         # Recall's cut-off (None: the search's own, domain.fusion.DEFAULT_MIN_SCORE).
         self.min_score = min_score
         self.count_tokens = count_tokens
@@ -146,10 +154,11 @@ class RecallService:
     ) -> RecallBlock | None:
         # No snippets: the notes are read whole below, and snippets cost engine time.
         # A message's common words tell its notes apart least and cost the most to match.
+        pool = max(max_notes, self.rerank_pool) if self.rerank_pool else max_notes
         hits = self.vault.search(
             caller,
             query,
-            limit=min(max_notes, MAX_SEARCH_LIMIT),
+            limit=min(pool, MAX_SEARCH_LIMIT),
             charge=False,
             snippets=False,
             skip_common_terms=True,
@@ -162,6 +171,13 @@ class RecallService:
         # A note this short fits its equal share of the budget whole (at 2 characters a
         # token, denser than prose): it never needs passages.
         short_chars = 2 * token_budget // max(1, max_notes)
+        read = self.vault.read_many(caller, [hit.path for hit in hits])
+        if self.rerank_pool:
+            by_note = {note.path: note for note in read}
+            order = rerank(
+                query, [Candidate(n.path, by_path[n.path].score, n.markdown) for n in read]
+            )
+            read = [by_note[r.path] for r in order]
         notes = [
             RecallNote(
                 path=note.path,
@@ -171,7 +187,7 @@ class RecallService:
                 score=by_path[note.path].score,
                 passages=_passages(note, by_path[note.path], terms, short_chars),
             )
-            for note in self.vault.read_many(caller, [hit.path for hit in hits])
+            for note in read[:max_notes]
         ]
         return assemble_recall(
             notes,

@@ -1,0 +1,65 @@
+"""domain.rerank: recall's second stage orders notes by their best passage (ADR 0051)."""
+
+from __future__ import annotations
+
+from memvault.domain.rerank import WINDOW_LINES, Candidate, query_stems, rerank
+
+FILLER = [f"- line {n} about the weather and the traffic on the way in" for n in range(40)]
+# A long note holding the words once each, far apart...
+SCATTERED = "\n".join(
+    [
+        "# Week notes",
+        *FILLER[:10],
+        "- the pottery class",
+        *FILLER[10:30],
+        "- we met the kids later",
+        *FILLER[30:],
+        "- the workshop ran long",
+    ]
+)
+# ...and a note whose few lines are about exactly that.
+FOCUSED = "\n".join(
+    [
+        "---",
+        "title: Saturday",
+        "---",
+        "# Saturday",
+        *FILLER[:20],
+        "- took the kids to a pottery workshop",
+        "- the kids made bowls at the pottery class",
+        *FILLER[20:],
+    ]
+)
+
+
+def test_question_words_and_pronouns_say_nothing_of_the_topic() -> None:
+    assert query_stems("What did she do with her kids at the pottery workshop?") == [
+        "kids",
+        "pott",
+        "work",
+    ]
+    # A message of nothing else keeps them (something is searched for).
+    assert query_stems("what did she do") == ["what", "did", "she", "do"]
+
+
+def test_the_note_with_the_passage_comes_before_the_note_with_the_words_scattered() -> None:
+    query = "What pottery workshop did Melanie take the kids to?"
+    ranked = rerank(
+        query, [Candidate("week.md", 0.5, SCATTERED), Candidate("sat.md", 0.4, FOCUSED)]
+    )
+    assert [r.path for r in ranked] == ["sat.md", "week.md"]
+    best = ranked[0]
+    assert best.score == 0.4 and best.passage > ranked[1].passage > 0
+    window = FOCUSED[best.offset : best.offset + best.length]
+    assert "pottery workshop" in window and "made bowls" in window
+    assert window.count("\n") == WINDOW_LINES - 1  # whole lines, a window of them
+    assert not window.startswith("---")  # the frontmatter is not the note's text
+
+
+def test_without_a_term_any_window_holds_the_search_order_stands() -> None:
+    candidates = [Candidate("a.md", 0.6, SCATTERED), Candidate("b.md", 0.3, FOCUSED)]
+    for query in ("quantum chromodynamics", "?!"):
+        assert [r.path for r in rerank(query, candidates)] == ["a.md", "b.md"]
+    assert rerank("pottery", []) == []
+    one = rerank("pottery", [Candidate("c.md", 0.2, "")])
+    assert [(r.path, r.passage, r.offset, r.length) for r in one] == [("c.md", 0.0, 0, 0)]
