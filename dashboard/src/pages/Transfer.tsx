@@ -90,7 +90,9 @@ async function follow(job: Job, onUpdate: (job: Job) => void, live: () => boolea
   while (!ENDED.has(current.status) && live()) {
     await new Promise((r) => setTimeout(r, wait));
     wait = Math.min(1500, Math.round(wait * 1.4));
-    current = await get<Job>(jobPath(current));
+    // A session that expires meanwhile waits for the sign-in dialog: the job goes on.
+    const asked = current;
+    current = await withSession(() => get<Job>(jobPath(asked)));
     onUpdate(current);
   }
   return current;
