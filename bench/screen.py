@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sets",
-        choices=("all", "dev", "heldout", "heldout4", "heldout5", "heldout6"),
+        choices=("all", "dev", "heldout", "heldout4", "heldout5", "heldout6", "heldout7"),
         default="all",
         help="which sets to report",
     )
@@ -197,6 +197,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         # first read it; measured once in ADR 0007
         attack_sets["held-out 6"] = corpora.load("heldout6_attacks")
         benign_sets["held-out 6 benign"] = corpora.load("heldout6_benign")
+    if args.sets in ("all", "heldout", "heldout7"):
+        # written after set 6's fixes (e8f6974), committed (6be335c) before the screen
+        # first read it; measured once in ADR 0007
+        attack_sets["held-out 7"] = corpora.load("heldout7_attacks")
+        benign_sets["held-out 7 benign"] = corpora.load("heldout7_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
