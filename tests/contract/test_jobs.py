@@ -7,14 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
 
+from memvault.container import Services, build_services
 from memvault.domain import jobs as J
-from memvault.domain.jobs import JobKind
+from memvault.domain.identity import Role
+from memvault.domain.jobs import JobKind, JobStatus
+from memvault.ports import JobStore
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
+from memvault.services.context import Caller
+from memvault.services.jobs import JobService, JobTimes
 from tests.contract.test_import_export import make_zip
+from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
 from tests.support.jobs import deliver, export_job, import_job, job_server, wait
 from tests.support.people import make_org
@@ -222,3 +229,93 @@ def test_a_job_whose_worker_died_is_failed_once_its_lease_runs_out(server: LiveS
         assert _notes(client) == {}
     done, _ = import_job(server, make_zip(*NOTES))
     assert done["status"] == "succeeded"
+
+
+def test_a_server_start_fails_what_a_dead_server_left_and_runs_what_was_queued(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """Embedded: ``memvault serve`` starts with ``jobs.resume``: a job left running with
+    its lease run out is failed (the vault as it was), a queued one runs."""
+    with backend_settings(tmp_path, "sqlite") as settings:
+        first = build_services(settings, clock=clock)
+        first.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        store = first.jobs.jobs
+        dead = J.new_job(
+            JobKind.IMPORT,
+            LOCAL_ACCOUNT_ID,
+            now=clock(),
+            member_id=None,
+            key_id=None,
+            declared_bytes=9,
+        )
+        store.create(dead)
+        dead = J.uploaded(dead, 9, now=clock())
+        assert store.save(dead)
+        dead = J.started(dead, "gone", now=clock())
+        assert store.save(dead)  # as a server killed mid-job leaves it: running
+        assert store.acquire_lease(LOCAL_ACCOUNT_ID, dead.id, until=dead.lease_until, now=clock())
+        archive = make_zip(*NOTES)
+        queued = J.new_job(
+            JobKind.IMPORT,
+            LOCAL_ACCOUNT_ID,
+            now=clock(),
+            member_id=None,
+            key_id=None,
+            declared_bytes=len(archive),
+        )
+        store.create(queued)
+        first.jobs.blobs.write_upload(
+            LOCAL_ACCOUNT_ID, queued.id, iter([archive]), max_bytes=len(archive)
+        )
+        assert store.save(J.uploaded(queued, len(archive), now=clock()))
+
+        clock.advance(J.LEASE_SECONDS + 1)  # the server was down a while
+        second = build_services(settings, clock=clock)  # a new server on the same data
+        assert second.jobs.resume() == 1
+        assert second.jobs.worker is not None and second.jobs.worker.idle()
+        found = {j.id: j for j in second.jobs.jobs.recent(LOCAL_ACCOUNT_ID, 10)}
+        assert found[dead.id].status is JobStatus.FAILED
+        assert found[dead.id].error is not None
+        assert found[dead.id].error.code == "job_interrupted"
+        assert found[queued.id].status is JobStatus.SUCCEEDED
+        assert len(second.store.note_keys(LOCAL_ACCOUNT_ID)) == len(NOTES)
+
+
+class _Recorded:
+    """The backend's own job store, noting every progress it is asked to save."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.saved: list[tuple[str | None, int, int]] = []
+
+    def save(self, job: Any) -> bool:
+        self.saved.append((job.progress.phase, job.progress.done, job.progress.total))
+        return bool(self.inner.save(job))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_running_job_reports_each_phase_into_the_job(services: Services, user: Caller) -> None:
+    """What GET /v1/imports/{id} shows while a job runs: the worker writes the import's
+    phases into the job as they come (here every millisecond, to see each one)."""
+    recorded = _Recorded(services.jobs.jobs)
+    jobs = JobService(
+        cast(JobStore, recorded),
+        services.jobs.blobs,
+        services.transfer,
+        services.vault.clock,
+        times=JobTimes(heartbeat_seconds=0.001),
+    )
+    archive = make_zip(*NOTES)
+    owner = Caller(account_id=LOCAL_ACCOUNT_ID, role=Role.OWNER, manage=True, member_id="m")
+    job = jobs.create_import(owner, len(archive)).job
+    jobs.blobs.write_upload(LOCAL_ACCOUNT_ID, job.id, iter([archive]), max_bytes=len(archive))
+    recorded.save(J.uploaded(job, len(archive), now=services.vault.clock()))
+    done = jobs.run(LOCAL_ACCOUNT_ID, job.id)
+    assert done is not None and done.status is JobStatus.SUCCEEDED
+    phases = [phase for phase, _done, _total in recorded.saved]
+    order = ["uploading", "parsing", "committing", "indexing"]
+    assert [p for p in order if p in phases] == order
+    assert [p for p in dict.fromkeys(phases) if p in order] == order  # in that order
+    assert ("indexing", 12, 12) in recorded.saved

@@ -824,6 +824,12 @@ class JobStore(Protocol):
         """The installation's key for job tokens (made once, kept in storage)."""
         ...
 
+    def unfinished(self) -> list[Job]:
+        """Every organisation's queued and running jobs, for a server's start (embedded).
+        On DynamoDB, empty: no start-up finds them there (a job is settled by whoever
+        reads it next, or by the next event of its upload)."""
+        ...
+
     def recover_vault(self, account_id: str, *, now: float) -> bool:
         """Undo what a killed job's commit left half-written, once that commit's own lock
         has run out (on DynamoDB a journaled bulk commit, ADR 0002; on SQLite a commit is

@@ -80,6 +80,8 @@ def serve(
     out.print(Text(f"memvault: serving http://{bind_host}:{bind_port} (Ctrl-C to stop)"))
     if embedded:
         drain_outbox_in_background(services)
+        # Jobs a stopped server left: the interrupted failed, the queued run (ADR 0041).
+        services.jobs.resume()
     uvicorn.run(create_app(services), host=bind_host, port=bind_port, log_level="warning")
 
 

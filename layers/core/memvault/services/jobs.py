@@ -453,12 +453,12 @@ class JobService:
             1 for job in self.jobs.recent(account_id, MAX_LISTED) if self._settle(job) is not job
         )
 
-    def resume(self, found: list[Job]) -> int:
-        """At start-up, the unfinished jobs a stopped server left (``found``): a running
-        one whose lease has run out is failed (its vault as before), a queued one is run
-        again. How many were failed."""
+    def resume(self) -> int:
+        """At a server's start, the unfinished jobs a stopped one left: a running job whose
+        lease has run out is failed (its vault as before: a commit never half-lands), a
+        queued one is run again. How many were failed."""
         failed = 0
-        for job in found:
+        for job in self.jobs.unfinished():
             if job.status is JobStatus.QUEUED:
                 self._dispatch(job)
             elif self._settle(job).status is JobStatus.FAILED:
@@ -488,6 +488,8 @@ class _Reporter:
         self.service = service
         self.job = job
         self._latest = job.progress
+        self._passed: list[JobProgress] = []  # phases ended since the last write
+        self._phase_lock = threading.Lock()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._lost = False
@@ -503,7 +505,11 @@ class _Reporter:
                 "the job lost its lease (it was taken for interrupted); nothing was changed",
                 code="job_interrupted",
             )
-        self._latest = JobProgress(phase, done, total)
+        progress = JobProgress(phase, done, total)
+        with self._phase_lock:
+            if progress.phase != self._latest.phase and self._latest.phase is not None:
+                self._passed.append(self._latest)  # every phase is recorded once at least
+            self._latest = progress
 
     def _loop(self) -> None:
         tick = min(REPORT_SECONDS, self.service.times.heartbeat_seconds)
@@ -514,10 +520,22 @@ class _Reporter:
         svc, times = self.service, self.service.times
         with self._lock:
             due = time.monotonic() - self._last_renewal >= times.heartbeat_seconds
-            if self._lost or not (force or due or self._latest != self.job.progress):
+            if self._lost or not (
+                force or due or self._passed or self._latest != self.job.progress
+            ):
                 return
+            with self._phase_lock:
+                passed, self._passed = self._passed, []
             now = svc.clock()
             try:
+                for ended in passed:  # a phase faster than a tick still shows
+                    moved = J.progressed(
+                        self.job, ended, now=now, lease_seconds=times.lease_seconds
+                    )
+                    if not svc.jobs.save(moved):
+                        self._lost = True
+                        return
+                    self.job = moved
                 if self.job.kind is JobKind.IMPORT and due:
                     until = now + times.lease_seconds
                     if not svc.jobs.renew_lease(self.job.account_id, self.job.id, until=until):
