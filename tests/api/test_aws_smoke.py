@@ -97,6 +97,8 @@ def notes_versions_links_and_search(c: RecordingClient) -> None:
 
     backlinks = ok(c.request("GET", url("Checklist.md", "/backlinks"))).json()
     assert [b["path"] for b in backlinks] == [PLAN]
+    outgoing = ok(c.request("GET", url(PLAN, "/links"))).json()
+    assert [(x["target"], x["path"]) for x in outgoing] == [("Checklist", "Checklist.md")]
     hits = ok(c.request("GET", "/v1/search?q=beta+friday")).json()["results"]
     assert hits[0]["path"] == PLAN and "<mark>" in hits[0]["snippet"]
     recent = ok(c.request("GET", "/v1/recent")).json()

@@ -588,6 +588,32 @@ def test_backlinks(c: httpx.Client) -> None:
     assert [n["path"] for n in c.get(url("target.md", "/backlinks")).json()] == ["sub/b.md"]
 
 
+def test_outgoing_links_name_the_notes_they_reach(c: httpx.Client) -> None:
+    put(c, "deep/Far away.md", "# Far")
+    put(c, "hub.md", "[[Far away#Top|there]] and ![[Nowhere]]")
+    r = c.get(url("hub.md", "/links"))
+    assert r.status_code == 200
+    assert r.json() == [
+        {
+            "target": "Far away",
+            "heading": "Top",
+            "alias": "there",
+            "embed": False,
+            "kind": "wikilink",
+            "path": "deep/Far away.md",
+        },
+        {
+            "target": "Nowhere",
+            "heading": None,
+            "alias": None,
+            "embed": True,
+            "kind": "wikilink",
+            "path": None,
+        },
+    ]
+    error_of(c.get(url("gone.md", "/links")), 404, "note_not_found")
+
+
 def test_search_results_shape_and_filters(c: httpx.Client) -> None:
     put(c, "work/rocket.md", "# Rocket\n\nThe rocket engine design #space\n")
     put(c, "home/garden.md", "# Garden\n\nTomatoes and rocket salad #food\n")

@@ -266,6 +266,7 @@ ROUTES = [
         template=NOTE + "/versions/{version:int}/restore",
     ),
     Route("GET", "/v1/notes/{note}/backlinks", EVERYONE, template=NOTE + "/backlinks"),
+    Route("GET", "/v1/notes/{note}/links", EVERYONE, template=NOTE + "/links"),
     Route("DELETE", "/v1/notes/{note}", EVERYONE, template=NOTE),
     Route("DELETE", "/v1/notes/{gone}/history", EVERYONE, template=NOTE + "/history"),
     Route("GET", "/v1/search?q=note", EVERYONE),

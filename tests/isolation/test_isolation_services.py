@@ -29,6 +29,7 @@ def _vault_attempts(world: World, probe: Probe, name: str, who: Caller) -> None:
         probe.attempt(f"{name} versions {path}", lambda p=path: vault.versions(who, p), sent)
         probe.attempt(f"{name} version 1 {path}", lambda p=path: vault.version(who, p, 1), sent)
         probe.attempt(f"{name} backlinks {path}", lambda p=path: vault.backlinks(who, p), sent)
+        probe.attempt(f"{name} outgoing {path}", lambda p=path: vault.outgoing(who, p), sent)
     probe.attempt(f"{name} read_many", lambda: vault.read_many(who, list(A_PATHS)), A_PATHS)
     probe.attempt(
         f"{name} list", lambda: vault.list_notes(who, folder="", tag=None, cursor=None, limit=500)

@@ -57,6 +57,15 @@ class LinkOut(BaseModel):
     embed: bool
 
 
+class OutgoingLinkOut(LinkOut):
+    # How it is written: "wikilink" ([[...]]), "markdown" ([text](Note.md)) or "property"
+    # (a [[...]] in a frontmatter value).
+    kind: str
+    # The note (or attachment) it reaches by Obsidian's rules in the vault as it is now;
+    # null when it dangles (no such note, or a path that climbs out of the vault).
+    path: str | None
+
+
 class NoteOut(NoteSummaryOut):
     markdown: str
     frontmatter: dict[str, Any]

@@ -87,6 +87,26 @@ class LinkGraph:
         """Resolves links with these target keys against the vault as it is now."""
         return self.targets(account_id, target_keys).resolve
 
+    def outgoing(
+        self, account_id: str, source_path: str, markdown: str
+    ) -> list[tuple[md.WikiLink, str | None]]:
+        """Each link written in the note at ``source_path`` (every form, in the order
+        written) with the path it resolves to in the vault as it is now, None when it
+        dangles: what the note's reader needs to follow its links without the whole
+        vault's list."""
+        found = [
+            (link, link_rules.stored_key(link.target, source_path))
+            for link in md.parse_note(source_path, markdown).links
+        ]
+        keys = {key for _, key in found if key}
+        if not keys:
+            return [(link, None) for link, _ in found]
+        targets = self.targets(account_id, keys)
+        return [
+            (link, targets.resolve(BacklinkSource(source_path, key, "/" in key)) if key else None)
+            for link, key in found
+        ]
+
     def sources(self, account_id: str, targets: Collection[str]) -> dict[str, set[str]]:
         """For each target path, the live notes whose links resolve to it."""
         keys: set[str] = set()

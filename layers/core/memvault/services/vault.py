@@ -315,6 +315,12 @@ class VaultService:
         sources = self.links.sources(caller.account_id, [target.path])[target.path]
         return self.store.get_summaries(caller.account_id, sources)
 
+    def outgoing(self, caller: Caller, path: str) -> list[tuple[md.WikiLink, str | None]]:
+        """The note's links as written, each with the note or attachment it resolves to
+        now (None: dangling), by the rules backlinks use (domain.links)."""
+        note = self.read(caller, path)
+        return self.links.outgoing(caller.account_id, note.path, note.markdown)
+
     # ------------------------------------------------------------------ versions
     def versions(self, caller: Caller, path: str) -> list[VersionInfo]:
         norm = paths.lookup_path(path)

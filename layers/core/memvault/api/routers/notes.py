@@ -112,6 +112,22 @@ def backlinks(svc: ServicesDep, caller: CallerDep, path: str) -> list[schemas.No
     return [schemas.NoteSummaryOut.of(n) for n in found]
 
 
+@router.get("/notes/{path:path}/links", response_model=list[schemas.OutgoingLinkOut])
+def outgoing_links(svc: ServicesDep, caller: CallerDep, path: str) -> list[schemas.OutgoingLinkOut]:
+    """The note's links in the order written, each with the path it resolves to now."""
+    return [
+        schemas.OutgoingLinkOut(
+            target=link.target,
+            heading=link.heading,
+            alias=link.alias,
+            embed=link.embed,
+            kind=link.kind,
+            path=resolved,
+        )
+        for link, resolved in svc.vault.outgoing(caller, path)
+    ]
+
+
 @router.post("/notes/{path:path}/append", response_model=schemas.WriteOut)
 def append_note(
     svc: ServicesDep,
