@@ -22,11 +22,16 @@ from tests.support.people import Org, make_org
 
 @pytest.fixture
 def org(services: Services) -> Org:
+    return make_org(services, "acme")
+
+
+@pytest.fixture
+def notes(services: Services, org: Org) -> Org:
+    """The organisation with search_modes' notes (vectors needed)."""
     require_vectors(services)
-    made = make_org(services, "acme")
     for path, markdown in NOTES.items():
-        services.vault.write(made.owner.vault_caller, path, markdown)
-    return made
+        services.vault.write(org.owner.vault_caller, path, markdown)
+    return org
 
 
 def stored(services: Services, org: Org) -> SearchDefaults:
@@ -36,8 +41,9 @@ def stored(services: Services, org: Org) -> SearchDefaults:
 
 
 def test_the_organisations_mode_sits_under_the_request_and_above_the_deployment(
-    services: Services, org: Org
+    services: Services, notes: Org
 ) -> None:
+    org = notes
     vault, member = services.vault, org.member.vault_caller
     assert vault.search_outcome(member, PARAPHRASE).mode == "hybrid"  # the deployment's
 
@@ -70,8 +76,9 @@ def test_the_organisations_mode_sits_under_the_request_and_above_the_deployment(
 
 
 def test_the_organisations_min_score_cuts_every_mode_unless_the_request_gives_one(
-    services: Services, org: Org
+    services: Services, notes: Org
 ) -> None:
+    org = notes
     vault, caller = services.vault, org.member.vault_caller
     keyword = vault.search(caller, "car service tyres", mode="keyword")
     assert paths(keyword) == ["notes/car.md"]
