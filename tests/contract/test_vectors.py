@@ -251,6 +251,34 @@ def test_a_bulk_commit_leaves_its_vectors_to_the_outbox(
         assert svc.vault.vector_status(user, "d.md") == "indexed"
 
 
+def test_a_drain_indexes_the_text_of_a_note_changed_since_its_bulk_commit(
+    tmp_path: Path, backend: str, clock: FakeClock
+) -> None:
+    # The drain that embeds a bulk commit skips the text this process indexed with the
+    # commit (ADR 0048), but not a later version written by another process whose own
+    # text indexing failed (it queued the note).
+    with backend_settings(tmp_path, backend, embeddings_inline_notes=2) as settings:
+        svc = build_services(settings, clock=clock)
+        require_vectors(svc)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        user = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+        notes = {"a.md": DECISION, "b.md": GARDEN, "c.md": "a third note\n"}
+        svc.vault.commit(user, [build_put(p, m) for p, m in notes.items()])
+        other = build_services(settings, clock=clock)  # another process, same vault
+        down = ServiceUnavailable("search is down", code="search_unavailable")
+
+        def unavailable(*_args: object, **_kwargs: object) -> None:
+            raise down
+
+        other.index.upsert = unavailable  # type: ignore[method-assign]
+        other.vault.write(user, "c.md", "the zebra moved to the savanna\n")
+        assert [h.path for h in svc.vault.search(user, "zebra", mode="keyword")] == []
+        assert svc.vault.indexing.drain_pending() == 3
+        assert [h.path for h in svc.vault.search(user, "zebra", mode="keyword")] == ["c.md"]
+        assert [h.path for h in svc.vault.search(user, "Postgres", mode="keyword")] == ["a.md"]
+        assert [svc.vault.vector_status(user, p) for p in notes] == ["indexed"] * 3
+
+
 def test_the_server_embeds_a_bulk_commit_in_the_background(
     tmp_path: Path, backend: str, clock: FakeClock
 ) -> None:

@@ -67,6 +67,11 @@ class IndexSync:
         self.vectors = vectors
         # Accounts this process queued work for; drained after its next good commit.
         self._pending: set[str] = set()
+        # Notes queued for their vectors only: this process indexed their text in the
+        # commit (path -> the version it indexed). A drain indexes their text again only
+        # when the note has moved past that version (ADR 0048: an import's drain indexed
+        # every note's text a second time). Lost on restart: then the drain does both.
+        self._text_current: dict[str, dict[str, int]] = {}
 
     def after_commit(
         self, account_id: str, changes: Sequence[NoteChange], result: CommitResult
@@ -78,6 +83,9 @@ class IndexSync:
         except Exception:
             touched = {c.path for c in changes} | {n.path for n in result.notes if n}
             touched |= {c.new_path for c in changes if isinstance(c, MoveNote)}
+            current = self._text_current.get(account_id, {})
+            for path in touched:
+                current.pop(path, None)
             log.warning(
                 "search index update failed; queued for retry",
                 extra={"account_id": account_id, "paths": len(touched)},
@@ -105,12 +113,20 @@ class IndexSync:
         assert self.vectors is not None
         removed = [c.path for c in changes if isinstance(c, (DeleteNote, MoveNote))]
         written = [n for n in result.notes if n is not None]
+        # The commit's text is indexed (``_follow`` came first): whatever the vectors do,
+        # a drain need not index these versions' text again.
+        current = self._text_current.setdefault(account_id, {})
+        for note in written:
+            current[note.path] = note.version
         try:
             if self.vectors.follow(account_id, removed, written):
                 # Queued for later (a bulk commit, or another model's vectors): drained in
                 # the background, and a bounded part by each later write.
                 self._pending.add(account_id)
                 return False
+            for note in written:  # embedded already: nothing waits in the outbox
+                if current.get(note.path) == note.version:
+                    del current[note.path]
         except Exception:
             touched = set(removed) | {n.path for n in written}
             log.warning(
@@ -198,13 +214,17 @@ class IndexSync:
         gone = [p for p in queued if p not in live]
         if gone:
             self.index.delete(account_id, gone)
-        counts = self._counts_for(account_id, list(live))
-        self.index.upsert(account_id, [search_doc(n, counts.get(p, 0)) for p, n in live.items()])
+        current = self._text_current.get(account_id, {})
+        stale = {p: n for p, n in live.items() if current.get(p) != n.version}
+        counts = self._counts_for(account_id, list(stale))
+        self.index.upsert(account_id, [search_doc(n, counts.get(p, 0)) for p, n in stale.items()])
         if self.vectors is not None and not self.vectors.drain(
             account_id, list(live.values()), gone
         ):
             return 0  # the notes stay queued: the embedder gets them on the next drain
         self.store.unqueue_reindex(account_id, queued)
+        for path in queued:
+            current.pop(path, None)
         self._pending.discard(account_id)
         if len(queued) < limit and self.vectors is not None:
             self.vectors.rest()  # the outbox is empty: no embedding workers kept
