@@ -55,6 +55,8 @@ def job_server(
 ) -> Iterator[LiveServer]:
     if backend == "aws":
         overrides.setdefault("s3_presign_endpoint", moto_http())
+    # Jobs move archives: vectors (a k-NN index on the node) have their own tests.
+    overrides.setdefault("embeddings", "off")
     with backend_settings(tmp_path, backend, **overrides) as settings:
         yield from serve(build_services(settings, clock=clock), clock)
 
