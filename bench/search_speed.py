@@ -114,15 +114,16 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         semantic = svc.vault.hybrid.semantic
         res["chunks"] = sum(svc.vectors.indexed_models(ACCOUNT).values()) if svc.vectors else 0
         recall = RecallService(svc.vault)
+        search_order = RecallService(svc.vault, rerank_pool=0)  # no second stage (ADR 0051)
         queries = gen.queries()
 
         def search(mode: str) -> Callable[[str, int], object]:
             return lambda text, _n: svc.vault.search(caller, text, limit=LIMIT, mode=mode)
 
-        def recall_in(mode: str) -> Callable[[str, int], object]:
+        def recall_in(mode: str, service: RecallService = recall) -> Callable[[str, int], object]:
             # A new message each time (the memo keys on the text): the cost of recall
             # before a gateway request for a message it has not seen.
-            return lambda text, n: recall.recall(
+            return lambda text, n: service.recall(
                 caller, f"{text} ({n})", max_notes=5, token_budget=2000, mode=mode
             )
 
@@ -138,9 +139,17 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             ),
             "recall keyword": recall_in("keyword"),
             "recall hybrid": recall_in("hybrid"),
+            "recall keyword, search order": recall_in("keyword", search_order),
+            "recall hybrid, search order": recall_in("hybrid", search_order),
         }
         if semantic is None:  # --no-vectors: the keyword side only
-            for kind in ("semantic", "hybrid", "nearest chunks", "recall hybrid"):
+            for kind in (
+                "semantic",
+                "hybrid",
+                "nearest chunks",
+                "recall hybrid",
+                "recall hybrid, search order",
+            ):
                 del runs[kind]
         if args.alternative == "tantivy":
             runs["tantivy"] = tantivy_runner(svc, tmpdir / "tantivy", res)
@@ -282,6 +291,8 @@ def print_table(results: list[dict[str, Any]]) -> None:
         "nearest chunks",
         "recall keyword",
         "recall hybrid",
+        "recall keyword, search order",
+        "recall hybrid, search order",
         "tantivy",
     ]
     for kind in kinds:
