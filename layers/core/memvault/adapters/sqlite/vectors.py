@@ -643,7 +643,7 @@ def _two_stage(
     energy = float(projected_query @ projected_query) / norm if norm > 0 else 0.0
     if energy < MIN_ENERGY:
         return _exact(matrix, query, keep, count, k)
-    approx: Scores = projected_query @ matrix.projected[:, :size]
+    approx = np.asarray(projected_query @ matrix.projected[:, :size], dtype=np.float32)
     if keep is not None:
         approx[~keep] = -np.inf
     wanted = candidate_count(count, k, energy)
