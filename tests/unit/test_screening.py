@@ -732,6 +732,8 @@ def test_most_forms_are_gated() -> None:
         "cues_cjk",
         "decode_and_obey_cjk",
         "reader_cjk",
+        "note_to_ai_cjk",
+        "forged_header_cjk",
     }
 
 

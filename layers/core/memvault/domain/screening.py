@@ -498,7 +498,10 @@ def _build_engine() -> _Engine:
     from memvault.domain.screening_cues import (
         DECODE_CJK_RE,
         DECODE_RE,
+        HEADER_CJK_RE,
         HEADER_RE,
+        NOTE_TO_CJK_RE,
+        NOTE_TO_RE,
         READER_CJK_RE,
         READER_RE,
         ROLE_RE,
@@ -539,6 +542,9 @@ def _build_engine() -> _Engine:
         Form(RULE_INJECTION_CUES, "reader", READER_RE, reader_check),
         Form(RULE_INJECTION_CUES, "reader_cjk", READER_CJK_RE, always, script="cjk"),
         Form(RULE_INJECTION_CUES, "persona_liberty", ROLE_RE, role_check),
+        Form(RULE_INJECTION_CUES, "note_to_ai", NOTE_TO_RE, reader_check),
+        Form(RULE_INJECTION_CUES, "note_to_ai_cjk", NOTE_TO_CJK_RE, always, script="cjk"),
+        Form(RULE_INJECTION_CUES, "forged_header_cjk", HEADER_CJK_RE, always, script="cjk"),
     )
     forms = tuple(form for rule in RULE_IDS for form in by_rule[rule])
     # Every gated form is tried only where one of its first literals stands; the others

@@ -70,7 +70,10 @@ from memvault.domain.screening_grammar import (
 __all__ = [
     "DECODE_CJK_RE",
     "DECODE_RE",
+    "HEADER_CJK_RE",
     "HEADER_RE",
+    "NOTE_TO_CJK_RE",
+    "NOTE_TO_RE",
     "READER_CJK_RE",
     "READER_RE",
     "ROLE_RE",
@@ -174,6 +177,25 @@ _TARGET_EN: Final = _w(
     "tell you to",
     "asked you to",
     "told you to do",
+    "configuration",
+    "configurations",
+    "config",
+    "setup",
+    "set-up",
+    "framework",
+    "brief",
+    "behaviour",
+    "behavior",
+    "settings",
+    "terms",
+    "operating instructions",
+    "first message",
+    "message you received",
+    "what you were told",
+    "safety features",
+    "safety policy",
+    "content rules",
+    "moderation settings",
     "were you told",
     "you were told to",
     "you were asked to",
@@ -194,6 +216,28 @@ _TARGET_OTHER: Final = _w(
     "lo que te dijeron",
     "lo que te han dicho",
     "lo que te pidieron",
+    "configuracion",
+    "configuracion inicial",
+    "ajustes",
+    "mensaje de sistema",
+    "mensaje del sistema",
+    "parametres",
+    "reglages",
+    "message systeme",
+    "konfiguration",
+    "startkonfiguration",
+    "einstellungen",
+    "systemnachricht",
+    "configuracao",
+    "definicoes",
+    "mensagem de sistema",
+    "mensagem do sistema",
+    "configurazione",
+    "impostazioni",
+    "messaggio di sistema",
+    "direttive",
+    "diretrizes",
+    "directivas",
     "mandatos",
     "consignas",
     "salvaguardas",
@@ -331,6 +375,10 @@ _TARGET_SLAVIC_STEMS: Final = _stem(
     "polecen",
     "wytyczn",
     "pokyn",
+    "конфигурац",
+    "настройк",
+    "системное сообщение",
+    "системного сообщения",
     "запрет",
     "рамк",
     "регламент",
@@ -368,6 +416,14 @@ _TARGET_CJK: Final = cjk(
     "系统规则",
     "安全规则",
     "所有要求",
+    "设置",
+    "配置",
+    "规矩",
+    "系统消息",
+    "系統訊息",
+    "システムメッセージ",
+    "構成",
+    "설정",
     "护栏",
     "守则",
     "安全准则",
@@ -424,6 +480,15 @@ _AI_TARGET_RE: Final = compile_rx(
                 "hidden prompt",
                 "hidden instructions",
                 "hidden rules",
+                "system message",
+                "mensaje de sistema",
+                "message systeme",
+                "systemnachricht",
+                "mensagem de sistema",
+                "messaggio di sistema",
+                "системное сообщение",
+                "safety features",
+                "moderation settings",
                 "system-level",
                 "system level",
                 "setup instructions",
@@ -489,6 +554,8 @@ _AI_TARGET_RE: Final = compile_rx(
             _stem("системн", "системно"),
             cjk(
                 "系统设定",
+                "系统消息",
+                "システムメッセージ",
                 "系统规则",
                 "安全规则",
                 "系統設定",
@@ -689,6 +756,34 @@ _CANCEL_RE: Final = compile_rx(
                 "disclose",
                 "spell out",
                 "verbatim",
+                "deprecated",
+                "rolled back",
+                "no longer active",
+                "not active",
+                "inactive",
+                "defunct",
+                "worthless",
+                "useless",
+                "reset to none",
+                "set to none",
+                "reset",
+                "deleted",
+                "withdrawn",
+                "on hold",
+                "put on hold",
+                "not adhere",
+                "do not adhere",
+                "don't adhere",
+                "stop paying attention",
+                "pay no attention",
+                "move past",
+                "reproduce",
+                "export",
+                "copy",
+                "unedited",
+                "say what it says",
+                "not applicable",
+                "no need to apply",
                 "relinquish",
                 "shelve",
                 "sideline",
@@ -1301,6 +1396,109 @@ _CANCEL_RE: Final = compile_rx(
         ]
     )
 )
+# Participles and adjectives of voiding, as stems (any gender and number).
+_CANCEL_STEMS_RE: Final = compile_rx(
+    NOT_AFTER_WORD
+    + words(
+        # es, pt
+        "anulad",
+        "retirad",
+        "eliminad",
+        "borrad",
+        "revocad",
+        "cancelad",
+        "suprimid",
+        "desactivad",
+        "suspendid",
+        "caducad",
+        "expirad",
+        "derogad",
+        "invalidad",
+        "reemplazad",
+        "sustituid",
+        "removid",
+        "apagad",
+        "desativad",
+        "suspens",
+        "substituid",
+        "obsolet",
+        "quedo sin efecto",
+        "sin valor",
+        "sem valor",
+        "ya no sirven",
+        "no sirven",
+        "nao valem nada",
+        "ja nao valem",
+        "han caducado",
+        # fr
+        "annule",
+        "retire",
+        "supprime",
+        "revoque",
+        "desactive",
+        "suspendu",
+        "expire",
+        "abroge",
+        "invalide",
+        "remplace",
+        "caduc",
+        "perime",
+        "ne valent plus",
+        "ne valent rien",
+        "plus rien",
+        # it
+        "annullat",
+        "ritirat",
+        "rimoss",
+        "cancellat",
+        "revocat",
+        "disattivat",
+        "sospes",
+        "scadut",
+        "abrogat",
+        "invalidat",
+        "sostituit",
+        "non valgono niente",
+        "senza valore",
+        "non valgono",
+        # de
+        "aufgehoben",
+        "entfernt",
+        "geloscht",
+        "widerrufen",
+        "deaktiviert",
+        "ausgesetzt",
+        "abgelaufen",
+        "ungultig",
+        "wertlos",
+        "hinfallig",
+        "ersetzt",
+        "abgeschafft",
+        "zuruckgesetzt",
+        "ausser kraft",
+        "nichts mehr wert",
+        "bedeutungslos",
+        "hor auf",
+        "horen sie auf",
+        # ru
+        "отмен",
+        "удал",
+        "снят",
+        "отозва",
+        "отключ",
+        "приостановл",
+        "истек",
+        "аннулир",
+        "недействит",
+        "заменен",
+        "устарел",
+        "ничего не знач",
+        "не имеют силы",
+        "утратил",
+        "перестань",
+        "прекрати",
+    )
+)
 _CANCEL_CJK_RE: Final = compile_rx(
     alt(
         [
@@ -1352,6 +1550,15 @@ _CANCEL_CJK_RE: Final = compile_rx(
                 "不用管",
                 "不算数",
                 "不作数",
+                "没用",
+                "移除",
+                "删除",
+                "停用",
+                "不算",
+                "撤回",
+                "不加审查",
+                "停止遵循",
+                "停止遵守",
                 "不必理会",
                 "无需遵守",
                 "不需要遵守",
@@ -1396,6 +1603,14 @@ _CANCEL_CJK_RE: Final = compile_rx(
                 "解除",
                 "従わな",
                 "守らな",
+                "意味がありません",
+                "削除",
+                "廃止",
+                "停止",
+                "撤回",
+                "やめて",
+                "回避して",
+                "検閲なし",
                 "無視して",
                 "従わなくて",
                 "期限切れ",
@@ -1426,6 +1641,9 @@ _CANCEL_CJK_RE: Final = compile_rx(
                 "우회",
                 "없는",
                 "따르지",
+                "삭제",
+                "폐지",
+                "중지",
                 "잊고",
                 "잊어버리",
                 "무시하",
@@ -1540,7 +1758,14 @@ _YOUR_MODS: Final = words(
 )
 # "your (previous) guidelines", "tes consignes", "dir gegebenen Regeln" is left to "you"
 _POSSESSED_RE: Final = compile_rx(
-    NOT_AFTER_WORD + _YOUR + SEP + r"(?:[^\W\d_][^\W_'-]*+(?<!'s)" + SEP + r"){0,2}+$"
+    NOT_AFTER_WORD
+    + r"(?<!-)"
+    + _YOUR
+    + SEP
+    + r"(?:(?!(?:from|in|of|to|for|on|at|with|by|and|or|de|da|do|di|von|aus)\s)"
+    + r"[^\W\d_](?:[^\W_'-]|-(?=[^\W\d_]))*+(?<!'s)"
+    + SEP
+    + r"){0,2}+$"
 )
 _POSSESSED_CJK_RE: Final = re.compile(r"(?:你|您|あなた|너|당신)[^\s。，,.!！?？、]{0,9}+$")
 
@@ -2508,6 +2733,22 @@ _PAYLOAD_RE: Final = compile_rx(
                 "everything i ask",
                 "tell me everything",
                 "anything i want",
+                "unedited",
+                "as json",
+                "as a json",
+                "json object",
+                "dosl",
+                "дословно",
+                "逐字",
+                "一字一句",
+                "mot pour mot",
+                "says yes to everything",
+                "never adds warnings",
+                "without holding back",
+                "raw output",
+                "full names",
+                "addresses",
+                "contact list",
                 "anything they ask",
                 "anything users ask",
                 "anything asked",
@@ -2629,7 +2870,14 @@ class Cues:
 
     @property
     def refused(self) -> bool:
-        return "cancel" in self.found and self.score >= THRESHOLD
+        if "cancel" not in self.found:
+            return False
+        # the reader holding the target, and a strong cancel, are the attack's core
+        # ("your guidelines were retired"): one cue less is enough
+        strong_hold = (
+            self.found.get("hold") == "strong" and self.found["cancel"] not in _WEAK_CANCELS
+        )
+        return self.score >= (THRESHOLD - 1 if strong_hold else THRESHOLD)
 
 
 def _window(text: str, start: int, end: int) -> tuple[int, int]:
@@ -2643,6 +2891,47 @@ def _window(text: str, start: int, end: int) -> tuple[int, int]:
         hi = after
     return lo, hi
 
+
+_WEAK_CANCELS: Final = frozenset(
+    {
+        "reset",
+        "export",
+        "copy",
+        "turn off",
+        "switch off",
+        "disable",
+        "drop",
+        "delete",
+        "deleted",
+        "remove",
+        "clear",
+        "print",
+        "show",
+        "show me",
+        "list all",
+        "list every",
+        "output",
+        "paste",
+        "write out",
+        "copy out",
+        "reproduce",
+        "tell me",
+        "give me",
+        "repeat",
+        "quote",
+        "undo",
+        "pause",
+        "halt",
+        "skip",
+        "lift",
+        "toss",
+        "flush",
+        "purge",
+        "trash",
+        "enumerate",
+        "wipe",
+    }
+)
 
 # Between an order's verb and its object: a few words, no clause break.
 _OBJECT_GAP_RE: Final = re.compile(r"[^,.;:!?\n]{0,48}+")
@@ -2845,6 +3134,9 @@ def _ascii(text: str) -> bool:
 
 def _first_cancel(text: str, lo: int, hi: int) -> re.Match[str] | None:
     spaced = _CANCEL_RE.search(text, lo, hi)
+    stem = _CANCEL_STEMS_RE.search(text, lo, hi)
+    if stem is not None and (spaced is None or stem.start() < spaced.start()):
+        spaced = stem
     if _HAS_CJK_RE.search(text, lo, hi) is None:
         return spaced
     unspaced = _CANCEL_CJK_RE.search(text, lo, hi)
@@ -2881,6 +3173,7 @@ def cues_at(text: str, start: int, end: int) -> Cues:
         last = min(hi, sentences.ends[j + 1])
     if (
         _found(_CANCEL_RE, text).first(first, last) is None
+        and _found(_CANCEL_STEMS_RE, text).first(first, last) is None
         and (
             _ascii(text)
             or _HAS_CJK_RE.search(text, first, last) is None
@@ -2929,6 +3222,7 @@ def cues_at(text: str, start: int, end: int) -> Cues:
     possessed = _POSSESSED_RE.search(head) or _POSSESSED_CJK_RE.search(head)
     if possessed is not None:
         found["addressed"] = possessed.group().strip()
+        found["hold"] = "strong"
         score += 2
     else:
         held = (
@@ -2942,6 +3236,10 @@ def cues_at(text: str, start: int, end: int) -> Cues:
             # "the rules you made" included (1)
             found["addressed"] = you.group().strip(" ,")
             score += 2 if held is not None else 1
+            if held is not None:
+                found["hold"] = "strong"
+    if imperative and found["cancel"] in _WEAK_CANCELS:
+        imperative = False  # "reset", "copy", "export": everyday verbs on settings and rules
     if imperative:
         # "discard the previous set of directions": an order, not a report of one
         found["imperative"] = found["cancel"]
@@ -2996,7 +3294,14 @@ def describe(text: str, start: int, end: int) -> str:
     fragment = text[start:end]
     if HEADER_RE.fullmatch(fragment) is not None:
         return f"a forged header '{fragment.strip()}' that sets the reader's policy"
-    if READER_RE.fullmatch(fragment) or READER_CJK_RE.fullmatch(fragment):
+    if HEADER_CJK_RE.fullmatch(fragment) is not None:
+        return f"a forged header '{fragment}' that sets the reader's policy"
+    if (
+        READER_RE.fullmatch(fragment)
+        or READER_CJK_RE.fullmatch(fragment)
+        or NOTE_TO_RE.fullmatch(fragment)
+        or NOTE_TO_CJK_RE.fullmatch(fragment)
+    ):
         return f"words to the AI reading it '{fragment}'"
     if ROLE_RE.fullmatch(fragment) is not None:
         return f"a persona '{fragment}' with a liberty no assistant has"
@@ -3192,7 +3497,11 @@ HEADER_RE: Final = compile_rx(
         "системное сообщение",
         "система",
     )
-    + r"[ \t*\])>]*+(?::|\n)"
+    + r"[ \t*]*+(?::|\n|[\])>]|[ \t]++-[ \t]++)"
+)
+HEADER_CJK_RE: Final = re.compile(
+    r"(?:【|\[|\()(?:系统|系統|システム|管理员|管理者)(?:】|\]|\))[^\n]{0,40}?(?:助手|模型|AI|ai|アシスタント)"
+    r"[^\n]{0,4}?(?:必须|必須|应该|要|は|が)"
 )
 _LINE_DECORATION_RE: Final = re.compile(r"(?:^|\n)[ \t#=*>\-\[(<]*+$")
 _HEADER_FOLLOW_RE: Final = compile_rx(
@@ -3230,6 +3539,10 @@ _HEADER_FOLLOW_RE: Final = compile_rx(
                 "deve",
                 "devera",
             ),
+            words("assistants", "models", "ais")
+            + SEP
+            + opt(words("reading this", "that read this", "reading", "processing this"))
+            + words("must", "will", "should", "shall"),
             _w(
                 "you are now",
                 "you must",
@@ -3317,7 +3630,20 @@ _READS: Final = words(
 )
 READER_RE: Final = compile_rx(
     r"(?:"
-    + words("if", "to", "for", "attention", "dear", "note to", "message for", "message to", "hey")
+    + words(
+        "if",
+        "when",
+        "whenever",
+        "once",
+        "to",
+        "for",
+        "attention",
+        "dear",
+        "note to",
+        "message for",
+        "message to",
+        "hey",
+    )
     + SEP
     + r")?+(?:(?:an?|any|every|all|the)"
     + SEP
@@ -3340,6 +3666,62 @@ READER_RE: Final = compile_rx(
     + r")"
 )
 READER_CJK_RE: Final = re.compile(r"如果你是[^，。,.]{0,12}(?:AI|ai|人工智能|助手|模型)")
+
+
+# "Note to the model:", "Nota para la IA que lea esto:", "Hinweis an die KI, die das liest:"
+NOTE_TO_RE: Final = compile_rx(
+    words(
+        "note to",
+        "note for",
+        "message to",
+        "message for",
+        "memo to",
+        "reminder to",
+        "reminder for",
+        "instructions for",
+        "instructions to",
+        "nota para",
+        "mensaje para",
+        "note pour",
+        "note a",
+        "message pour",
+        "hinweis an",
+        "hinweis fur",
+        "nachricht an",
+        "nota per",
+        "messaggio per",
+        "заметка для",
+        "сообщение для",
+    )
+    + SEP
+    + r"(?:(?:the|any|every|all|la|el|a|l'|die|den|o|il|lo)"
+    + r"[\s*_~>\-]*+)?+"
+    + words(
+        "model",
+        "models",
+        "assistant",
+        "ai",
+        "llm",
+        "bot",
+        "agent",
+        "ia",
+        "ki",
+        "modelo",
+        "modello",
+        "assistente",
+        "asistente",
+        "assistent",
+        "ии",
+        "модели",
+        "ассистента",
+    )
+    + r"(?:"
+    + SEP
+    + r"(?:que|qui|die|che|который|которая|that|who|which)[^\n:]{0,40}?)?+[ \t]*+[:,]"
+)
+NOTE_TO_CJK_RE: Final = re.compile(
+    r"(?:読んでいる|読む)(?:AI|ai|アシスタント|モデル)へ[:：]|给(?:AI|ai|助手|模型)的(?:提示|说明|留言)[:：]"
+)
 
 
 def reader_check(text: str, m: re.Match[str]) -> bool:
@@ -3382,6 +3764,27 @@ ROLE_RE: Final = compile_rx(
         "aja como",
         "ты теперь",
         "теперь ты",
+        "be an ai",
+        "be an assistant",
+        "be a chatbot",
+        "be a model",
+        "be an unrestricted",
+        "be an uncensored",
+        "imagine you are",
+        "imagine you're",
+        "spielst du",
+        "da ora in poi sei",
+        "desormais tu es",
+        "tu es desormais",
+        "ahora eres",
+        "a partir de ahora eres",
+        "finja ser",
+        "finge ser",
+        "fais semblant d'etre",
+        "tu seras",
+        "seras",
+        "представь, что ты",
+        "представь что ты",
     )
     + NOT_BEFORE_WORD
 )
@@ -3439,6 +3842,32 @@ _LIBERTY_RE: Final = compile_rx(
                 "filtri",
             ),
             _stem("никогда не отказыва", "без ограничений", "без правил"),
+            # "no restrictions whatsoever", "n'a aucune règle", "ohne jegliche Einschränkungen"
+            _w(
+                "no",
+                "without",
+                "aucune",
+                "aucun",
+                "jegliche",
+                "ohne",
+                "alcuna",
+                "alcun",
+                "sin",
+                "sem",
+                "senza",
+            )
+            + r"(?:"
+            + SEP
+            + r"[^\W\d_]++){0,2}?"
+            + SEP
+            + _TARGET_EN.replace(NOT_AFTER_WORD, "", 1),
+            _w(
+                "says yes to everything",
+                "yes to everything",
+                "never adds warnings",
+                "moral compass",
+                "no morals",
+            ),
         ]
     )
 )
