@@ -830,10 +830,11 @@ class JobStore(Protocol):
         reads it next, or by the next event of its upload)."""
         ...
 
-    def recover_vault(self, account_id: str, *, now: float) -> bool:
+    def recover_vault(self, account_id: str, *, now: float) -> bool | None:
         """Undo what a killed job's commit left half-written, once that commit's own lock
         has run out (on DynamoDB a journaled bulk commit, ADR 0002; on SQLite a commit is
-        one transaction and nothing is ever left). True when something was rolled back."""
+        one transaction and nothing is ever left). True when something was rolled back,
+        False when nothing was left, None while a commit's lock is still live (later)."""
         ...
 
 

@@ -325,12 +325,12 @@ class JobService:
                     code="job_in_progress",
                 ),
             )
+        started = J.started(job, owner, now=self.clock(), lease_seconds=self.times.lease_seconds)
+        if not self.jobs.save(started):  # another worker moved it first: it is theirs
+            if leased:
+                self.jobs.release_lease(account_id, job_id)
+            return self.jobs.get(account_id, job_id)
         try:
-            started = J.started(
-                job, owner, now=self.clock(), lease_seconds=self.times.lease_seconds
-            )
-            if not self.jobs.save(started):
-                return self.jobs.get(account_id, job_id)
             return self._work(started)
         finally:
             if leased:
@@ -427,10 +427,16 @@ class JobService:
         now = self.clock()
         failed = J.interrupted(job, now=now)
         if failed is not None:
+            # The vault first: the job is failed only once what its commit half-wrote is
+            # undone (a commit whose own lock is still live is looked at again later).
+            pending = job.kind is JobKind.IMPORT and (
+                self.jobs.recover_vault(job.account_id, now=now) is None
+            )
+            if pending:
+                return job
             stored = self._save_or_current(failed)
             if stored.status is JobStatus.FAILED:
                 self.jobs.release_lease(job.account_id, job.id)
-                self.jobs.recover_vault(job.account_id, now=now)
                 self.blobs.delete(job.account_id, job.id)
                 log.warning(
                     "job interrupted", extra={"account_id": job.account_id, "job_id": job.id}

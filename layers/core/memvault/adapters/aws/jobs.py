@@ -21,7 +21,7 @@ from typing import IO, Any
 from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
-from memvault.adapters.aws import bulk, keys
+from memvault.adapters.aws import bulk, keys, quota
 from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.clients import aws_errors, error_code
 from memvault.adapters.aws.dynamo import Table
@@ -191,7 +191,10 @@ class DynamoJobStore:
     def unfinished(self) -> list[Job]:
         return []
 
-    def recover_vault(self, account_id: str, *, now: float) -> bool:
+    def recover_vault(self, account_id: str, *, now: float) -> bool | None:
+        lock = quota.read_state(self.table, keys.account_pk(account_id)).lock
+        if lock is not None and lock[1] > now:
+            return None  # a commit still holds the vault: its lease has not run out
         return bulk.recover_expired(self.table, self.bodies, account_id, now=now)
 
 

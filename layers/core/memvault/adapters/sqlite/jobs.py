@@ -165,7 +165,7 @@ class SqliteJobStore:
             self._key = bytes(row["key"])
         return self._key
 
-    def recover_vault(self, account_id: str, *, now: float) -> bool:
+    def recover_vault(self, account_id: str, *, now: float) -> bool | None:
         # A commit on SQLite is one transaction: a killed process leaves nothing behind.
         return False
 
