@@ -8,8 +8,10 @@ request as it is assembled, timed on the embedded backend's store (SQLite in a t
 file, the organisation holding ``--links`` links, the bound): a request without
 ``previous_response_id`` (every request that continues nothing), one whose id has no
 link (one primary-key read), and one whose id is linked (the read and the rewrite, two
-owed outputs). Then a put at the bound (insert, expired rows and the oldest deleted, one
-transaction), and the DynamoDB requests a lookup and a put make (counted on moto: its
+owed outputs); the check every answer with the memory tools makes once its last round
+is in (``chain_link``, here with nothing to link: no rounds, nothing owed). Then a put
+at the bound (one transaction: the ring slot emptied, the link stored, expired links
+deleted), and the DynamoDB requests a lookup and a put make (counted on moto: its
 latency says nothing of DynamoDB's). Figures only; nothing is asserted.
 """
 
@@ -31,10 +33,17 @@ from memvault.adapters.sqlite.db import Database
 from memvault.adapters.sqlite.response_chains import SqliteResponseChains
 from memvault.domain.response_chains import ChainLink, OwedOutput
 from memvault.gateway import chains
+from memvault.gateway.formats.base import Turn
 from memvault.gateway.formats.responses import OpenAIResponses
 
 ACCOUNT = "bench"
-STEPS = ("no previous id", "previous id, no link", "previous id, linked", "put at the bound")
+STEPS = (
+    "no previous id",
+    "previous id, no link",
+    "previous id, linked",
+    "answer, nothing to link",
+    "put at the bound",
+)
 OWED = (OwedOutput("call_a", "wrote facts/Tea.md (version 1)"), OwedOutput("call_b", "not run"))
 
 
@@ -71,6 +80,10 @@ def sqlite_figures(links: int, n: int) -> dict[str, Any]:
                 lambda: chains.resume(services, api, key, linked, now=now), n
             ),
         }
+        last = Turn(raw={"id": "resp_x"})
+        out["answer, nothing to link"] = _timed(
+            lambda: api.chain_link(fresh, "resp_x", last, [], now), n
+        )
         counter = iter(range(links, links + n))
 
         def put() -> None:
@@ -117,12 +130,7 @@ def main() -> None:
     sqlite = out["sqlite"]
     print(f"SQLite, one organisation at its bound of {sqlite['links']} links ({args.n} each):")
     print(f"{'step':<26}{'p50 us':>10}{'p99 us':>10}")
-    for name in (
-        "no previous id",
-        "previous id, no link",
-        "previous id, linked",
-        "put at the bound",
-    ):
+    for name in STEPS:
         row = sqlite[name]
         print(f"{name:<26}{row['p50_us']:>10.1f}{row['p99_us']:>10.1f}")
     print(f"rows after the puts: {sqlite['rows after']} (the bound holds)")
