@@ -37,6 +37,7 @@ retention = RetentionService(
     members=services.members,
     audit=services.audit,
     profiles=services.profiles,
+    files=services.attachments,
 )
 
 

@@ -25,6 +25,7 @@ from memvault.domain.attachments import sha256_bytes
 from memvault.domain.models import Limits
 from memvault.errors import NotFound, QuotaExceeded, TooLarge
 from memvault.services.context import Caller, Surface
+from tests.support.clock import FakeClock
 
 OLD = calendar.timegm((2020, 5, 17, 8, 30, 12, 0, 0, 0))
 OLDER = calendar.timegm((2018, 11, 3, 21, 4, 8, 0, 0, 0))
@@ -252,7 +253,10 @@ def test_a_failed_note_commit_leaves_the_files_as_they_were(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("the notes' commit failed")
 
-    monkeypatch.setattr(services.store, "commit", broken)
+    if services.settings.backend == "aws":  # the transaction carrying notes and files
+        monkeypatch.setattr(services.store.table, "transact_once", broken)  # type: ignore[attr-defined]
+    else:  # the notes' part of the one transaction
+        monkeypatch.setattr(services.store, "commit", broken)
     with pytest.raises(RuntimeError):
         run_import(services, user, vault_zip())
     monkeypatch.undo()
@@ -307,3 +311,65 @@ def test_another_organisation_never_sees_the_files(services: Services, user: Cal
     services.attachments.put(other, "secret.pdf", b"theirs")
     assert services.attachments.download(user, "secret.pdf")[1] == b"%PDF mine"
     assert exported(services, other).keys() == {"secret.pdf"}
+
+
+def test_a_crash_mid_import_on_aws_rolls_the_files_back_with_the_notes(
+    services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
+) -> None:
+    """A large import is journaled (ADR 0002) with its files in it: a process dying
+    mid-way (a chunk fails and so does the rollback) leaves the vault locked, and once
+    the lease has run out the next write rolls notes and files back together."""
+    if services.settings.backend != "aws":
+        pytest.skip("the journaled bulk commit is DynamoDB's; SQLite's is one transaction")
+    from memvault.adapters.aws import bulk
+    from memvault.errors import ServiceUnavailable
+
+    services.attachments.put(user, "img/diagram.png", b"old bytes")
+    before = _state(services, user)
+    many = {f"bulk/{i}.md": b"note %d ![[diagram.png]]" % i for i in range(60)}
+    table = services.store.table  # type: ignore[attr-defined]
+    calls = {"n": 0}
+    transact = table.transact
+
+    def third_fails(actions: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("the process died")
+        transact(actions)
+
+    def restore_fails(*_args: object, **_kwargs: object) -> None:
+        raise ServiceUnavailable("gone", code="gone")
+
+    monkeypatch.setattr(table, "transact", third_fails)
+    monkeypatch.setattr(bulk, "_restore", restore_fails)
+    with pytest.raises(ServiceUnavailable):
+        run_import(services, user, vault_zip(extra=many))
+    monkeypatch.undo()
+    clock.advance(bulk.LOCK_LEASE_SECONDS + 1)
+    services.vault.write(user, "after.md", "recovered")  # recovers, then writes
+    note_count, total_bytes, files = _state(services, user)
+    assert (note_count - 1, total_bytes - len("recovered"), files) == before
+    assert services.attachments.download(user, "img/diagram.png")[1] == b"old bytes"
+
+
+def test_the_retention_sweep_drops_bytes_no_file_references(
+    services: Services, user: Caller
+) -> None:
+    from memvault.services.attachments import ORPHAN_GRACE_SECONDS
+
+    att, store = services.attachments, services.attachments.store
+    att.put(user, "a.png", b"first")
+    att.put(user, "a.png", b"second")  # the first bytes are an orphan now
+    att.put(user, "b.png", b"kept")
+    store.stage_blob(
+        user.account_id, sha256_bytes(b"staged, never committed"), b"staged, never committed"
+    )
+    # Within the grace period (a writer may be about to commit them), nothing goes.
+    assert att.sweep_orphans(time.time()) == 0
+    later = time.time() + 2 * ORPHAN_GRACE_SECONDS
+    assert att.sweep_orphans(later) == 2
+    with pytest.raises(NotFound):
+        store.read_blob(user.account_id, sha256_bytes(b"first"))
+    assert att.download(user, "a.png")[1] == b"second"
+    assert att.download(user, "b.png")[1] == b"kept"
+    assert att.sweep_orphans(later) == 0

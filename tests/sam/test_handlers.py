@@ -292,6 +292,7 @@ def test_retention_handler_runs_on_the_schedule_event(
         "invitations_expired",
         "audit_events_expired",
         "memory_items_expired",
+        "orphan_files_dropped",
     }
     assert fn.services.store.list_versions(ACCOUNT, "gone.md") == []
     assert [v.version for v in fn.services.store.list_versions(ACCOUNT, "kept.md")] == [1]

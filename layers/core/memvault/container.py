@@ -106,7 +106,9 @@ def build_services(
         store = SqliteVaultStore(db)
         from memvault.adapters.sqlite.attachments import SqliteAttachmentStore
 
-        file_store: AttachmentStore = SqliteAttachmentStore(db, settings.data_dir / "files")
+        file_store: AttachmentStore = SqliteAttachmentStore(
+            db, settings.data_dir / "files", notes=store
+        )
         from memvault.adapters.sqlite.profiles import SqliteProfileStore
 
         profile_store: MemoryProfileStore = SqliteProfileStore(db)
@@ -136,7 +138,7 @@ def build_services(
         store, index = aws_store, search
         from memvault.adapters.aws.attachments import DynamoAttachmentStore
 
-        file_store = DynamoAttachmentStore(aws_store.table, aws_store.bodies)
+        file_store = DynamoAttachmentStore(aws_store.table, aws_store.bodies, notes=aws_store)
         if vectors is None and settings.embeddings != "off":
             vectors = wiring.deferred_vector_index(settings, search)
         from memvault.adapters.aws.profiles import DynamoProfileStore
@@ -200,7 +202,9 @@ def build_services(
         search_mode=settings.search_mode,
         files=file_store,
     )
-    attachments = AttachmentService(file_store, store, store, vault.links, budgets, clock)
+    attachments = AttachmentService(
+        file_store, store, store, vault.links, budgets, clock, orgs=store
+    )
     transfer = TransferService(
         vault,
         ImportLimits(

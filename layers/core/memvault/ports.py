@@ -14,7 +14,7 @@ Rules every adapter keeps:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
@@ -761,17 +761,17 @@ class AttachmentStore(Protocol):
     def commit_files(
         self, account_id: str, changes: Sequence[FileChange], *, now: float
     ) -> FileCommit: ...
-    def commit_files_with(
+    def commit_import(
         self,
         account_id: str,
-        changes: Sequence[FileChange],
-        then: Callable[[], CommitResult | None],
+        files: Sequence[FileChange],
+        notes: Sequence[NoteChange],
         *,
         now: float,
     ) -> tuple[FileCommit, CommitResult | None]:
-        """``commit_files``, then ``then()`` (an import's note commit), as one: if
-        ``then`` raises, the files are as they were. One transaction on SQLite; on AWS
-        the files are put back (a crash between the two leaves the files: ADR 0043)."""
+        """An import's files and notes (``NoteStore.commit``'s changes, none: None) in
+        one all-or-nothing commit, through a crash too: one transaction on SQLite; on
+        AWS the file items join the notes' plan (journaled with it when large)."""
         ...
 
     def files_by_link_key(self, account_id: str, link_keys: Collection[str]) -> dict[str, str]:
@@ -785,6 +785,12 @@ class AttachmentStore(Protocol):
     def drop_blobs(self, account_id: str, sha256s: Collection[str], *, older_than: float) -> int:
         """Delete those of these blobs no file references and that were staged before
         ``older_than``; returns how many went."""
+        ...
+
+    def orphan_blobs(self, account_id: str, *, older_than: float, limit: int = 1000) -> int:
+        """Delete the account's stored blobs no file references that were staged before
+        ``older_than`` (a crashed import's, an overwritten file's), at most ``limit``;
+        returns how many went."""
         ...
 
 

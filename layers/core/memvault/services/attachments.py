@@ -18,7 +18,13 @@ from memvault.domain.attachments import DeleteFile, FileKind, PutFile, StoredFil
 from memvault.domain.budgets import Bucket
 from memvault.domain.models import Limits, NoteSummary
 from memvault.errors import InvalidInput, NotFound, PermissionDenied
-from memvault.ports import AccountStore, AttachmentStore, FileCommit, LinkedNotes
+from memvault.ports import (
+    AccountStore,
+    AttachmentStore,
+    FileCommit,
+    LinkedNotes,
+    OrganisationStore,
+)
 from memvault.services.budgets import BudgetGuard
 from memvault.services.context import Caller
 from memvault.services.links import LinkGraph
@@ -51,7 +57,9 @@ class AttachmentService:
         links: LinkGraph,
         budgets: BudgetGuard,
         clock: Callable[[], float],
+        orgs: OrganisationStore | None = None,
     ) -> None:
+        self.orgs = orgs  # whose blobs the retention sweep looks through
         self.store = store
         self.notes = notes
         self.accounts = accounts
@@ -146,6 +154,18 @@ class AttachmentService:
         )
         self._forget_old(caller.account_id, done)
         return found
+
+    def sweep_orphans(self, now: float) -> int:
+        """The retention sweep's part: every organisation's blobs no file references,
+        staged more than ``ORPHAN_GRACE_SECONDS`` before ``now`` (a crashed import's, a
+        replaced or deleted file's)."""
+        if self.orgs is None:
+            return 0
+        older_than = now - ORPHAN_GRACE_SECONDS
+        return sum(
+            self.store.orphan_blobs(account.id, older_than=older_than)
+            for account in self.orgs.list_organisations()
+        )
 
     def _forget_old(self, account_id: str, done: FileCommit) -> None:
         """Drop the blobs the commit left unreferenced, once past the grace period (a

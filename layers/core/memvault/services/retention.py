@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from memvault.ports import RetentionSweep
+from memvault.services.attachments import AttachmentService
 from memvault.services.audit import AuditService
 from memvault.services.billing import BillingService
 from memvault.services.members import MemberService
@@ -57,6 +58,7 @@ class RetentionService:
         members: MemberService | None = None,
         audit: AuditService | None = None,
         profiles: ProfileService | None = None,
+        files: AttachmentService | None = None,
     ) -> None:
         self.billing = billing
         self.store = store
@@ -83,6 +85,9 @@ class RetentionService:
         # (they stopped being sent when they expired; guardrails never expire).
         if profiles is not None:
             self.sweeps["memory_items_expired"] = profiles.sweep_expired
+        # Attachment bytes no file references any more (ADR 0043).
+        if files is not None:
+            self.sweeps["orphan_files_dropped"] = files.sweep_orphans
 
     def purge_deleted_notes(self, now: float, stop: Callable[[], bool] = lambda: False) -> int:
         """Forget notes deleted more than the keep period ago, with their history, batch

@@ -364,16 +364,14 @@ class TransferService:
         if queued:
             vault.store.queue_reindex(account, queued)
 
-        def notes() -> CommitResult | None:
-            return vault.store.commit(account, changes, now=vault.clock()) if changes else None
-
         try:
+            result: CommitResult | None
             if file_changes and self.attachments is not None:
-                _files, result = self.attachments.store.commit_files_with(
-                    account, file_changes, notes, now=vault.clock()
+                _files, result = self.attachments.store.commit_import(
+                    account, file_changes, changes, now=vault.clock()
                 )
             else:
-                result = notes()
+                result = vault.store.commit(account, changes, now=vault.clock())
         except BaseException:
             if queued:
                 vault.store.unqueue_reindex(account, queued)

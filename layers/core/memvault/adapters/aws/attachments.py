@@ -19,7 +19,8 @@ ADR 0043).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -28,8 +29,11 @@ from memvault.adapters.aws import dynamo, keys, quota
 from memvault.adapters.aws.accounts import limits_of
 from memvault.adapters.aws.backoff import Backoff
 from memvault.adapters.aws.base import DynamoParts
+from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.clients import aws_errors, error_code
-from memvault.adapters.aws.dynamo import Item, serialize, values
+from memvault.adapters.aws.commit import DynamoNoteCommit, PlanExtension
+from memvault.adapters.aws.dynamo import Item, Table, serialize, values
+from memvault.adapters.aws.plan import Plan
 from memvault.domain import attachments as files
 from memvault.domain import paths, write_plan
 from memvault.domain.attachments import (
@@ -41,6 +45,7 @@ from memvault.domain.attachments import (
     PutFile,
     StoredFile,
 )
+from memvault.domain.models import NoteChange
 from memvault.errors import NotFound
 from memvault.ports import CommitResult, FileCommit
 
@@ -84,6 +89,12 @@ class _Retry(Exception):
 
 
 class DynamoAttachmentStore(DynamoParts):
+    def __init__(
+        self, table: Table, bodies: BodyStore, *, notes: DynamoNoteCommit | None = None
+    ) -> None:
+        super().__init__(table, bodies)
+        self.notes = notes  # whose commit an import's files ride in
+
     # ------------------------------------------------------------------ blobs
     def stage_blob(self, account_id: str, sha256: str, data: bytes) -> bool:
         key = blob_key(account_id, sha256)
@@ -132,6 +143,32 @@ class DynamoAttachmentStore(DynamoParts):
                 continue
             if head["LastModified"].timestamp() < older_than:
                 dropped.append(key)
+        self.bodies.delete_quietly(dropped)
+        return len(dropped)
+
+    def orphan_blobs(self, account_id: str, *, older_than: float, limit: int = 1000) -> int:
+        prefix = blob_key(account_id, "")
+        used = {f.sha256 for f in self.file_keys(account_id).values()}
+        client, bucket = self.bodies.client, self.bodies.bucket
+        dropped: list[str] = []
+        token: str | None = None
+        while len(dropped) < limit:
+            kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
+            if token:
+                kwargs["ContinuationToken"] = token
+            with aws_errors("the files bucket"):
+                self.bodies.count_request()
+                page = client.list_objects_v2(**kwargs)
+            for obj in page.get("Contents", []):
+                sha = obj["Key"][len(prefix) :]
+                if sha not in used and obj["LastModified"].timestamp() < older_than:
+                    dropped.append(obj["Key"])
+            token = page.get("NextContinuationToken")
+            if not token:
+                break
+        # A commit may reference one since the listing: check again right before.
+        used = {f.sha256 for f in self.file_keys(account_id).values()}
+        dropped = [k for k in dropped[:limit] if k[len(prefix) :] not in used]
         self.bodies.delete_quietly(dropped)
         return len(dropped)
 
@@ -192,30 +229,66 @@ class DynamoAttachmentStore(DynamoParts):
         return found
 
     # ------------------------------------------------------------------ commit
-    def commit_files_with(
+    def commit_import(
         self,
         account_id: str,
-        changes: Sequence[FileChange],
-        then: Callable[[], CommitResult | None],
+        files: Sequence[FileChange],
+        notes: Sequence[NoteChange],
         *,
         now: float,
     ) -> tuple[FileCommit, CommitResult | None]:
-        done = self.commit_files(account_id, changes, now=now)
-        try:
-            return done, then()
-        except BaseException:
-            try:
-                self._undo(account_id, changes, done, now)
-            except Exception:
-                log.error("could not put back the files of a refused import", exc_info=True)
-            raise
+        """The files ride in the notes' commit: their items join the note plan (read,
+        conditioned, journaled with it when the commit is large, their bytes in its
+        quota cost), so the import is all or nothing even through a crash."""
+        if not notes:
+            return self.commit_files(account_id, files, now=now), None
+        if self.notes is None:
+            raise RuntimeError("an import commit needs the note store")
+        done: list[FileCommit] = []
+        result = self.notes.commit_extended(
+            account_id, notes, now=now, extend=self._extension(account_id, files, now, done)
+        )
+        return done[-1], result
 
-    def _undo(
-        self, account_id: str, changes: Sequence[FileChange], done: FileCommit, now: float
-    ) -> None:
-        inverse = _inverse(changes, done)
-        for start in range(0, len(inverse), CHUNK):
-            self._commit_chunk(account_id, inverse[start : start + CHUNK], now, check=False)
+    def _extension(
+        self, account_id: str, changes: Sequence[FileChange], now: float, out: list[FileCommit]
+    ) -> PlanExtension:
+        def extend(plan: Plan) -> None:
+            pk = plan.pk
+            wanted = [file_sk(paths.path_key(c.path)) for c in changes]
+            got = self.table.batch_get(
+                [(pk, sk) for sk in wanted] + [(pk, keys.ACCOUNT_SK), (pk, COUNTER_SK)]
+            )
+            account = got.get((pk, keys.ACCOUNT_SK))
+            if account is None:
+                raise NotFound(f"no account {account_id!r}", code="account_not_found")
+            limits = limits_of(account)
+            counter = got.get((pk, COUNTER_SK))
+            planned = _plan_files(pk, changes, {sk: got.get((pk, sk)) for sk in wanted}, now)
+            for change in changes:
+                if isinstance(change, PutFile):
+                    files.check_file_size(change.path, change.size, limits)
+            count = int(counter["file_count"]) if counter else self.file_usage(account_id).files
+            files.check_file_quota(
+                files_before=count,
+                files_after=count + planned.file_delta,
+                bytes_before=0,
+                bytes_after=0,  # the byte quota is the note commit's (plan.cost)
+                limits=limits,
+            )
+            names = self.table.batch_get([(pk, sk) for sk in planned.names]) if planned else {}
+            for sk, (original, final) in planned.items.items():
+                plan.originals[sk] = original
+                plan.set(sk, final)
+            for sk, final_name in planned.names.items():
+                plan.originals[sk] = names.get((pk, sk))
+                plan.set(sk, final_name)
+            plan.originals[COUNTER_SK] = counter
+            plan.set(COUNTER_SK, _counter_item(pk, counter, count + planned.file_delta))
+            plan.cost += write_plan.Cost(0, planned.byte_delta)
+            out.append(FileCommit(before=planned.before, after=planned.after))
+
+        return extend
 
     def commit_files(
         self, account_id: str, changes: Sequence[FileChange], *, now: float
@@ -255,87 +328,46 @@ class DynamoAttachmentStore(DynamoParts):
     ) -> FileCommit:
         pk = keys.account_pk(account_id)
         table = self.table
-        wanted = [(pk, file_sk(paths.path_key(c.path))) for c in changes]
-        got = table.batch_get([*wanted, (pk, keys.ACCOUNT_SK), (pk, COUNTER_SK)])
+        wanted = [file_sk(paths.path_key(c.path)) for c in changes]
+        got = table.batch_get(
+            [(pk, sk) for sk in wanted] + [(pk, keys.ACCOUNT_SK), (pk, COUNTER_SK)]
+        )
         account = got.get((pk, keys.ACCOUNT_SK))
         if account is None:
             raise NotFound(f"no account {account_id!r}", code="account_not_found")
         limits = limits_of(account)
         counter = got.get((pk, COUNTER_SK))
-        count = int(counter["file_count"]) if counter else None
-        before: list[StoredFile | None] = []
-        after: list[StoredFile | None] = []
-        actions: list[dict[str, Any]] = []
-        file_delta = byte_delta = 0
-        current: dict[str, Item | None] = {sk: got.get((pk, sk)) for _pk, sk in wanted}
-        for change in changes:
-            path_key = paths.path_key(change.path)
-            sk = file_sk(path_key)
-            old_item = current[sk]
-            old = _file(old_item) if old_item else None
-            before.append(old)
-            condition = _unchanged(old_item)
-            if isinstance(change, PutFile):
-                if check:
+        count = int(counter["file_count"]) if counter else self.file_usage(account_id).files
+        planned = _plan_files(pk, changes, {sk: got.get((pk, sk)) for sk in wanted}, now)
+        if check:
+            for change in changes:
+                if isinstance(change, PutFile):
                     files.check_file_size(change.path, change.size, limits)
-                stored = StoredFile(
-                    path=change.path,
-                    kind=change.kind,
-                    size=change.size,
-                    sha256=change.sha256,
-                    content_type=change.content_type,
-                    created_at=old.created_at if old else now,
-                    updated_at=now if change.updated_at is None else change.updated_at,
-                )
-                item: Item = {
-                    keys.TABLE_PK: pk,
-                    keys.TABLE_SK: sk,
-                    "path": stored.path,
-                    "kind": stored.kind,
-                    "size": stored.size,
-                    "sha256": stored.sha256,
-                    "content_type": stored.content_type,
-                    "created_at": stored.created_at,
-                    "updated_at": stored.updated_at,
-                }
-                actions.append(
-                    {"Put": {"TableName": table.name, "Item": serialize(item)} | condition}
-                )
-                if stored.kind == "attachment":  # (a new spelling of the path: same key)
-                    name_item = {
-                        keys.TABLE_PK: pk,
-                        keys.TABLE_SK: name_sk(paths.name_key(stored.path), path_key),
-                        "path": stored.path,
-                    }
-                    actions.append({"Put": {"TableName": table.name, "Item": serialize(name_item)}})
-                current[sk] = item
-                after.append(stored)
-                file_delta += 0 if old else 1
-                byte_delta += stored.size - (old.size if old else 0)
-            else:
-                if old is None:
-                    raise NotFound(f"no file at {change.path!r}", code="file_not_found")
+            usage = quota.read_state(table, pk).usage
+            files.check_file_quota(
+                files_before=count,
+                files_after=count + planned.file_delta,
+                bytes_before=usage.total_bytes,
+                bytes_after=usage.total_bytes + planned.byte_delta,
+                limits=limits,
+            )
+        actions: list[dict[str, Any]] = []
+        for sk, (original, final) in planned.items.items():
+            condition = _unchanged(original)
+            if final is None:
                 actions.append(
                     {"Delete": {"TableName": table.name, "Key": dynamo.key(pk, sk)} | condition}
                 )
-                if old.kind == "attachment":
-                    actions.append(_delete_name(table.name, pk, old.path, path_key))
-                current[sk] = None
-                after.append(None)
-                file_delta -= 1
-                byte_delta -= old.size
-        state = quota.read_state(table, pk)
-        if check:
-            usage = state.usage
-            files_before = count if count is not None else self.file_usage(account_id).files
-            files.check_file_quota(
-                files_before=files_before,
-                files_after=files_before + file_delta,
-                bytes_before=usage.total_bytes,
-                bytes_after=usage.total_bytes + byte_delta,
-                limits=limits,
-            )
-        cost = write_plan.Cost(0, byte_delta)
+            else:
+                actions.append(
+                    {"Put": {"TableName": table.name, "Item": serialize(final)} | condition}
+                )
+        for sk, final_name in planned.names.items():
+            if final_name is None:
+                actions.append({"Delete": {"TableName": table.name, "Key": dynamo.key(pk, sk)}})
+            else:
+                actions.append({"Put": {"TableName": table.name, "Item": serialize(final_name)}})
+        cost = write_plan.Cost(0, planned.byte_delta)
         try:
             state = quota.prepare(table, account_id, cost)
         except Exception:
@@ -343,67 +375,43 @@ class DynamoAttachmentStore(DynamoParts):
                 raise
             state = quota.read_state(table, pk)
         actions += quota.gathered(table, state, cost)
-        actions.append(_counter(table.name, pk, count, file_delta, account_id, self))
+        counter_item = _counter_item(pk, counter, count + planned.file_delta)
+        counter_condition: dict[str, Any] = (
+            {
+                "ConditionExpression": "file_count = :old",
+                "ExpressionAttributeValues": values({":old": count}),
+            }
+            if counter
+            else {"ConditionExpression": "attribute_not_exists(pk)"}
+        )
+        actions.append(
+            {"Put": {"TableName": table.name, "Item": serialize(counter_item)} | counter_condition}
+        )
         try:
             table.transact_once(actions)
         except ClientError as exc:
             if error_code(exc) in ("TransactionCanceledException", "TransactionConflict"):
                 raise _Retry() from exc
             raise
-        return FileCommit(before=before, after=after)
+        return FileCommit(before=planned.before, after=planned.after)
 
 
 def _unchanged(old: Item | None) -> dict[str, Any]:
     """The condition that the file item is still what was read."""
     if old is None:
         return {"ConditionExpression": "attribute_not_exists(pk)"}
+    if "version" in old:
+        return {
+            "ConditionExpression": "#version = :was_version",
+            "ExpressionAttributeNames": {"#version": "version"},
+            "ExpressionAttributeValues": values({":was_version": old["version"]}),
+        }
     return {
         "ConditionExpression": "sha256 = :was_sha AND updated_at = :was_at AND #p = :was_path",
         "ExpressionAttributeNames": {"#p": "path"},
         "ExpressionAttributeValues": values(
             {":was_sha": old["sha256"], ":was_at": old["updated_at"], ":was_path": old["path"]}
         ),
-    }
-
-
-def _delete_name(table: str, pk: str, path: str, path_key: str) -> dict[str, Any]:
-    return {
-        "Delete": {
-            "TableName": table,
-            "Key": dynamo.key(pk, name_sk(paths.name_key(path), path_key)),
-        }
-    }
-
-
-def _counter(
-    table: str,
-    pk: str,
-    count: int | None,
-    delta: int,
-    account_id: str,
-    store: DynamoAttachmentStore,
-) -> dict[str, Any]:
-    """The ``FILES`` counter moved by ``delta``, on the condition it holds what was read
-    (or, when it did not exist, the count the items give)."""
-    if count is None:
-        start = store.file_usage(account_id).files
-        return {
-            "Put": {
-                "TableName": table,
-                "Item": serialize(
-                    {keys.TABLE_PK: pk, keys.TABLE_SK: COUNTER_SK, "file_count": start + delta}
-                ),
-                "ConditionExpression": "attribute_not_exists(pk)",
-            }
-        }
-    return {
-        "Update": {
-            "TableName": table,
-            "Key": dynamo.key(pk, COUNTER_SK),
-            "UpdateExpression": "SET file_count = :new",
-            "ConditionExpression": "file_count = :old",
-            "ExpressionAttributeValues": values({":new": count + delta, ":old": count}),
-        }
     }
 
 
@@ -424,3 +432,86 @@ def _inverse(changes: Sequence[FileChange], done: FileCommit) -> list[FileChange
                 )
             )
     return out
+
+
+@dataclass
+class _PlannedFiles:
+    """File changes as item originals and finals, for a note plan to carry."""
+
+    items: dict[str, tuple[Item | None, Item | None]] = field(default_factory=dict)
+    names: dict[str, Item | None] = field(default_factory=dict)  # FN# sort key -> final
+    before: list[StoredFile | None] = field(default_factory=list)
+    after: list[StoredFile | None] = field(default_factory=list)
+    file_delta: int = 0
+    byte_delta: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def _plan_files(
+    pk: str, changes: Sequence[FileChange], current: dict[str, Item | None], now: float
+) -> _PlannedFiles:
+    planned = _PlannedFiles()
+    for change in changes:
+        path_key = paths.path_key(change.path)
+        sk = file_sk(path_key)
+        old_item = current.get(sk)
+        old = _file(old_item) if old_item else None
+        planned.before.append(old)
+        if isinstance(change, PutFile):
+            stored = StoredFile(
+                path=change.path,
+                kind=change.kind,
+                size=change.size,
+                sha256=change.sha256,
+                content_type=change.content_type,
+                created_at=old.created_at if old else now,
+                updated_at=now if change.updated_at is None else change.updated_at,
+            )
+            planned.items[sk] = (old_item, _file_item(pk, sk, stored, old_item))
+            if stored.kind == "attachment":
+                planned.names[name_sk(paths.name_key(stored.path), path_key)] = {
+                    keys.TABLE_PK: pk,
+                    keys.TABLE_SK: name_sk(paths.name_key(stored.path), path_key),
+                    "path": stored.path,
+                }
+            planned.after.append(stored)
+            planned.file_delta += 0 if old else 1
+            planned.byte_delta += stored.size - (old.size if old else 0)
+        else:
+            if old is None:
+                raise NotFound(f"no file at {change.path!r}", code="file_not_found")
+            planned.items[sk] = (old_item, None)
+            if old.kind == "attachment":
+                planned.names[name_sk(paths.name_key(old.path), path_key)] = None
+            planned.after.append(None)
+            planned.file_delta -= 1
+            planned.byte_delta -= old.size
+        current[sk] = planned.items[sk][1]
+    return planned
+
+
+def _file_item(pk: str, sk: str, stored: StoredFile, old: Item | None) -> Item:
+    return {
+        keys.TABLE_PK: pk,
+        keys.TABLE_SK: sk,
+        "path": stored.path,
+        "kind": stored.kind,
+        "size": stored.size,
+        "sha256": stored.sha256,
+        "content_type": stored.content_type,
+        "created_at": stored.created_at,
+        "updated_at": stored.updated_at,
+        # What a note plan's write condition pins (transaction.unchanged_condition).
+        "version": int(old.get("version", 0)) + 1 if old else 1,
+    }
+
+
+def _counter_item(pk: str, old: Item | None, count: int) -> Item:
+    return {
+        keys.TABLE_PK: pk,
+        keys.TABLE_SK: COUNTER_SK,
+        "file_count": count,
+        "version": int(old.get("version", 0)) + 1 if old else 1,
+    }

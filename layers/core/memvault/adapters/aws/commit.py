@@ -9,7 +9,7 @@ nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memvault.adapters.aws import bulk, dynamo, keys, quota
@@ -27,32 +27,63 @@ from memvault.ports import CommitResult
 log = logging.getLogger("memvault.aws.store")
 
 
+# Adds items of another aggregate to a note commit's plan (originals read, finals set,
+# cost added), so they are written all or nothing with the notes, journaled when large:
+# an import's attachments (adapters/aws/attachments.py, ADR 0043).
+PlanExtension = Callable[[Plan], None]
+
+
 class DynamoNoteCommit(DynamoPlanner):
     def commit(self, account_id: str, changes: Sequence[NoteChange], *, now: float) -> CommitResult:
+        return self.commit_extended(account_id, changes, now=now)
+
+    def commit_extended(
+        self,
+        account_id: str,
+        changes: Sequence[NoteChange],
+        *,
+        now: float,
+        extend: PlanExtension | None = None,
+    ) -> CommitResult:
+        """``commit``, with ``extend`` adding its items to the plan (each attempt's)."""
         try:
-            return self._commit(account_id, changes, now)
+            return self._commit(account_id, changes, now, extend)
         except Conflict as exc:
             # A crashed bulk commit leaves its lock behind; once its lease has run out,
             # roll it back from its journal and try once more.
             if exc.code == "import_in_progress" and bulk.recover_expired(
                 self.table, self.bodies, account_id, now=now
             ):
-                return self._commit(account_id, changes, now)
+                return self._commit(account_id, changes, now, extend)
             raise
 
-    def _commit(self, account_id: str, changes: Sequence[NoteChange], now: float) -> CommitResult:
+    def _commit(
+        self,
+        account_id: str,
+        changes: Sequence[NoteChange],
+        now: float,
+        extend: PlanExtension | None = None,
+    ) -> CommitResult:
         try:
-            return self._commit_once(account_id, changes, now, optimistic=True)
+            return self._commit_once(account_id, changes, now, optimistic=True, extend=extend)
         except StaleRead:
             # An item this thread had just read, or a state assumed without a read, was no
             # longer what is stored: plan again from fresh reads, as if nothing was cached.
             self.recent.forget()
-            return self._commit_once(account_id, changes, now, optimistic=False)
+            return self._commit_once(account_id, changes, now, optimistic=False, extend=extend)
 
     def _commit_once(
-        self, account_id: str, changes: Sequence[NoteChange], now: float, *, optimistic: bool
+        self,
+        account_id: str,
+        changes: Sequence[NoteChange],
+        now: float,
+        *,
+        optimistic: bool,
+        extend: PlanExtension | None = None,
     ) -> CommitResult:
         plan = self._plan(account_id, changes, now, optimistic=optimistic)
+        if extend is not None:
+            extend(plan)
         actions = item_actions(self.table, plan)
         if not actions:
             return CommitResult(notes=plan.results, previous=plan.previous)

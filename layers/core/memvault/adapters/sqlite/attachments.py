@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 import tempfile
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from memvault.adapters.sqlite.base import SqliteParts
@@ -32,9 +32,9 @@ from memvault.domain.attachments import (
     PutFile,
     StoredFile,
 )
-from memvault.domain.models import Limits
+from memvault.domain.models import Limits, NoteChange
 from memvault.errors import NotFound, ServiceUnavailable
-from memvault.ports import CommitResult, FileCommit
+from memvault.ports import CommitResult, FileCommit, NoteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -73,8 +73,11 @@ def _file(row: sqlite3.Row) -> StoredFile:
 
 
 class SqliteAttachmentStore(SqliteParts):
-    def __init__(self, db: Database, root: Path | None = None) -> None:
+    def __init__(
+        self, db: Database, root: Path | None = None, *, notes: NoteStore | None = None
+    ) -> None:
         super().__init__(db)
+        self.notes = notes  # whose commit an import's files share a transaction with
         db.add_schema(SCHEMA)
         self.root = root if root is not None else Path(db.path).parent / "files"
 
@@ -134,6 +137,25 @@ class SqliteAttachmentStore(SqliteParts):
                 except FileNotFoundError:
                     continue
         return dropped
+
+    def orphan_blobs(self, account_id: str, *, older_than: float, limit: int = 1000) -> int:
+        folder = self._blob_path(account_id, "0" * 64).parent.parent
+        if not folder.is_dir():
+            return 0
+        found: list[str] = []
+        for blob in folder.glob("*/*"):
+            try:
+                if blob.stat().st_mtime >= older_than:
+                    continue
+            except FileNotFoundError:
+                continue
+            if blob.name.startswith(".staging-"):  # a write that died before its rename
+                blob.unlink(missing_ok=True)
+            elif _SHA.fullmatch(blob.name):
+                found.append(blob.name)
+            if len(found) >= limit:
+                break
+        return self.drop_blobs(account_id, found, older_than=older_than)
 
     # ------------------------------------------------------------------ reads
     def get_file(self, account_id: str, path: str) -> StoredFile | None:
@@ -211,18 +233,22 @@ class SqliteAttachmentStore(SqliteParts):
         return found
 
     # ------------------------------------------------------------------ commit
-    def commit_files_with(
+    def commit_import(
         self,
         account_id: str,
-        changes: Sequence[FileChange],
-        then: Callable[[], CommitResult | None],
+        files: Sequence[FileChange],
+        notes: Sequence[NoteChange],
         *,
         now: float,
     ) -> tuple[FileCommit, CommitResult | None]:
         # One transaction: the note commit inside is a savepoint of this one (db.py).
         with self.db.transaction():
-            done = self.commit_files(account_id, changes, now=now)
-            return done, then()
+            done = self.commit_files(account_id, files, now=now)
+            if not notes:
+                return done, None
+            if self.notes is None:
+                raise RuntimeError("an import commit needs the note store")
+            return done, self.notes.commit(account_id, notes, now=now)
 
     def commit_files(
         self, account_id: str, changes: Sequence[FileChange], *, now: float
