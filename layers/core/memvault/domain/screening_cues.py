@@ -3004,8 +3004,8 @@ _PRIVATIVE_WORD_RE: Final = compile_rx(
 )
 
 
-def _privative_before(text: str, lo: int, start: int) -> re.Match[str] | None:
-    if _found(_PRIVATIVE_WORD_RE, text).first(max(lo, start - 40), start) is not None:
+def _privative_before(text: str, lo: int, start: int, few: bool = True) -> re.Match[str] | None:
+    if few or _found(_PRIVATIVE_WORD_RE, text).first(max(lo, start - 40), start) is not None:
         m = _PRIVATIVE_RE.search(text, max(lo, start - 40), start)
         if m is not None:
             return m
@@ -3148,6 +3148,27 @@ def _first_cancel(text: str, lo: int, hi: int) -> re.Match[str] | None:
 _HAS_CJK_RE: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
+# A text's first few target nouns search their own windows; past that, each cue is found
+# once in the whole text and looked up (a note dense with "rules" and "prompts").
+_FEW: Final = 48
+_CHECKS: list[tuple[str, list[int]]] = [("", [0])]
+
+
+def _few_checks(text: str) -> bool:
+    entry = _CHECKS[0]
+    if entry[0] is not text:
+        entry = (text, [0])
+        _CHECKS[0] = entry
+    entry[1][0] += 1
+    return entry[1][0] <= _FEW
+
+
+def _cancel_between(text: str, lo: int, hi: int, few: bool) -> object | None:
+    if few:
+        return _CANCEL_RE.search(text, lo, hi) or _CANCEL_STEMS_RE.search(text, lo, hi)
+    return _found(_CANCEL_RE, text).first(lo, hi) or _found(_CANCEL_STEMS_RE, text).first(lo, hi)
+
+
 def _found(rx: re.Pattern[str], text: str) -> _Found:
     entry = _LAST[0]
     if entry[0] is not text:
@@ -3171,15 +3192,15 @@ def cues_at(text: str, start: int, end: int) -> Cues:
     last = hi
     if j + 1 < len(sentences.starts):
         last = min(hi, sentences.ends[j + 1])
+    few = _few_checks(text)
     if (
-        _found(_CANCEL_RE, text).first(first, last) is None
-        and _found(_CANCEL_STEMS_RE, text).first(first, last) is None
+        _cancel_between(text, first, last, few) is None
         and (
             _ascii(text)
             or _HAS_CJK_RE.search(text, first, last) is None
             or _CANCEL_CJK_RE.search(text, first, last) is None
         )
-        and _privative_before(text, lo, start) is None
+        and _privative_before(text, lo, start, few) is None
     ):
         return Cues({"target": text[start:end]}, 0)
     # the window alone, code blanked, at its own offsets; a window that starts inside an
