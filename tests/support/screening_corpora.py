@@ -2,9 +2,10 @@
 
 Two kinds of set:
 
-* the project's own benign notes (tests/data/screening/, see its README): ``dev_benign``
-  to tune on and ``heldout*_benign`` to measure on, with paths among them (no attack
-  set is kept in the repository);
+* the project's own sets (tests/data/screening/, see its README): benign notes,
+  ``dev_benign`` to tune on and ``heldout*_benign`` to measure on, with paths among
+  them, and two original attack sets, ``heldout6_attacks`` and ``heldout7_attacks``
+  (each measured once when committed, regression sets since);
 * shared development data, read from ``../shared/data`` next to the repository (or
   ``$MEMVAULT_SHARED_DATA``) at run time and never copied here: the public
   injection examples of ``injections-dev/attacks.jsonl`` and the everyday notes of
@@ -42,7 +43,8 @@ def _jsonl(path: Path) -> list[dict[str, str]]:
 
 
 def load(name: str) -> list[Sample]:
-    """A benign set of tests/data/screening: ``dev_benign`` or ``heldout*_benign``."""
+    """A set of tests/data/screening: ``dev_benign``, ``heldout*_benign`` or
+    ``heldout6_attacks`` / ``heldout7_attacks``."""
     return [
         Sample(
             id=row["id"],

@@ -18,8 +18,13 @@ from tests.support.screening_corpora import Sample
 
 RECALL_TARGET = 0.95
 FP_TARGET = 0.01
-HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5")
-# No attack set is kept in the repo: attacks are read from ../shared/data at run time.
+HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")
+# Attack sets 6 and 7 are original text (written for the hardening issue, no phrase shared
+# with ../shared/data); the older attack sets left the repo. Each was measured once when
+# committed (ADR 0007: set 6 119/202 at 369b512, set 7 114/211 at 6be335c); their misses
+# were then fixed as families, so these floors sit just below today's figures (set 6
+# 201/202, set 7 160/211) and catch a regression; they are not held-out figures.
+ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.74}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
@@ -50,6 +55,34 @@ def test_heldout_benign_notes_pass() -> None:
     assert len(benign) >= 300
     refused = _refused(benign)
     assert len(refused) <= FP_TARGET * len(benign), [_verdict(s).reason for s in refused]
+
+
+@pytest.mark.parametrize("name", ["heldout6", "heldout7"])
+def test_each_new_benign_set_stays_within_the_target(name: str) -> None:
+    benign = corpora.load(f"{name}_benign")
+    assert len(benign) >= 400 and len({s.lang for s in benign}) >= 10
+    refused = _refused(benign)
+    assert len(refused) <= FP_TARGET * len(benign), [_verdict(s).reason for s in refused]
+
+
+@pytest.mark.parametrize("name", sorted(ATTACK_FLOORS))
+def test_the_original_attack_sets_keep_their_floor(name: str) -> None:
+    attacks = corpora.load(f"{name}_attacks")
+    assert len(attacks) >= 200
+    assert {"es", "fr", "de", "pt", "it", "zh", "ja", "ru"} <= {s.lang for s in attacks}
+    assert len({s.family for s in attacks}) >= 6 and any(s.field == "path" for s in attacks)
+    refused = _refused(attacks)
+    missed = [s.text[:60] for s in attacks if s not in refused]
+    assert len(refused) >= ATTACK_FLOORS[name] * len(attacks), missed
+
+
+@pytest.mark.parametrize("name", sorted(ATTACK_FLOORS))
+def test_every_refusal_of_an_original_attack_names_its_rule(name: str) -> None:
+    for sample in corpora.load(f"{name}_attacks"):
+        verdict = _verdict(sample)
+        if not verdict.allowed:
+            assert verdict.rule is not None
+            assert verdict.reason is not None and f"[rule {verdict.rule}]" in verdict.reason
 
 
 def test_the_projects_own_docs_pass() -> None:
