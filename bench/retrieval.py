@@ -15,7 +15,8 @@ semantic, hybrid) it measures
   conversation (``prefix``), limit 10;
 - **the recall path**: the notes ``RecallService.recall`` puts in the block for the
   question as the last user message (5 notes, 2,000 tokens, no folder: the vault as the
-  gateway sees it);
+  gateway sees it); "search order" is the same without recall's second stage
+  (``rerank_pool=0``: the search's first 5, as before ADR 0051);
 
 and reports recall@5 (the share of the question's ground-truth notes in the first 5) and
 MRR (reciprocal rank of the first ground-truth note in the first 10), overall and per
