@@ -137,28 +137,69 @@ def test_wikilinks_complete_from_note_names(tab: Page) -> None:
     page.locator(".markdown-body a.wikilink", has_text="Checklist of things").wait_for()
 
 
-def test_a_link_followed_before_the_index_arrived_opens_the_note_it_means(tab: Page) -> None:
+def test_a_link_clicked_before_the_index_arrived_opens_the_note_the_server_resolves(
+    tab: Page,
+) -> None:
     put(tab.server, "deep/folder/Far away.md", "# Far away\n\nArrived.\n")
-    put(tab.server, "Hub.md", "# Hub\n\nGo [[Far away]].\n")
+    put(tab.server, "Hub.md", "# Hub\n\nGo [[Far away]] or [[Nowhere]].\n")
     tab.sign_in_with_key()
     page = tab.page
     held: list[Any] = []  # the index's pages, held back as a slow network would
-    index_pages = re.compile(r".*/v1/notes\?limit=500.*")
-    page.route(index_pages, lambda route: held.append(route))
+    page.route(re.compile(r".*/v1/notes\?limit=500.*"), lambda route: held.append(route))
+    # The hub's own links too, at first: a click can come before their answer.
+    links = re.compile(r".*/v1/notes/Hub\.md/links$")
+    held_links: list[Any] = []
+    page.route(links, lambda route: held_links.append(route))
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
     tab.goto("/dashboard/vault/Hub.md")
     link = page.locator(".markdown-body a.wikilink", has_text="Far away")
     link.wait_for()
-    assert "dangling" in (link.get_attribute("class") or "")  # not resolvable yet
+    assert "dangling" in (link.get_attribute("class") or "")  # nothing knows it yet
     link.click()
-    page.wait_for_url(re.compile(r".*/dashboard/vault/Far%20away\.md$"))
-    page.locator(".editor-pane", has_text="Loading").wait_for()  # waits for the index,
-    assert page.get_by_text("There is no note at").count() == 0  # calls nothing missing
-    for route in held:
+    page.wait_for_timeout(200)
+    assert page.url.endswith("/dashboard/vault/Hub.md")  # waits for the server's answer
+    page.unroute(links)
+    for route in held_links:
         route.continue_()
     page.wait_for_url(re.compile(r".*/dashboard/vault/deep/folder/Far%20away\.md$"))
     page.locator(".markdown-body", has_text="Arrived.").wait_for()
-    page.go_back()  # the dangling address was replaced, not added to the history
+    assert held and not any("/v1/notes/Far%20away.md" in u for u in asked)  # never the root
+    page.go_back()  # one history entry for the click
     page.wait_for_url(re.compile(r".*/dashboard/vault/Hub\.md$"))
+    # Opened again, the hub's links are resolved in its preview as soon as it shows.
+    page.locator(".markdown-body a.wikilink:not(.dangling)", has_text="Far away").wait_for()
+    assert page.locator(".links-panel a", has_text="Far away").get_attribute("href") == (
+        "/dashboard/vault/deep/folder/Far%20away.md"
+    )
+    # A link the server found dangling offers its note to create, without the index.
+    page.locator(".markdown-body a.wikilink.dangling", has_text="Nowhere").click()
+    page.wait_for_url(re.compile(r".*/dashboard/vault/Nowhere\.md$"))
+    page.get_by_text("There is no note at").wait_for()
+    assert page.get_by_role("button", name="Create").is_visible()
+    assert len(held) == 1  # the index's first page is still held: nothing waited for it
+    for route in held:
+        route.continue_()
+    assert tab.errors == []
+
+
+def test_a_link_the_index_and_the_server_resolve_apart_follows_the_server(tab: Page) -> None:
+    put(tab.server, "x/Plan.md", "# Plan in x\n")
+    put(tab.server, "Start.md", "# Start\n\nSee [[Hub]].\n")
+    put(tab.server, "Hub.md", "# Hub\n\nThe [[Plan]].\n")
+    tab.sign_in_with_key()
+    tab.open_note("Start.md")
+    page = tab.page
+    page.locator(".side-title .count", has_text="3").wait_for()  # the index is in
+    # Someone else adds Plan.md at the root: [[Plan]] names it now (an exact vault path
+    # wins), while this page's index still knows one Plan only, in x/.
+    put(tab.server, "Plan.md", "# Plan at the root\n\nThe root one.\n")
+    page.locator(".markdown-body a.wikilink", has_text="Hub").click()
+    plan = page.locator(".markdown-body a.wikilink", has_text="Plan")
+    page.locator('.markdown-body a.wikilink[href="/dashboard/vault/Plan.md"]').wait_for()
+    plan.click()
+    page.wait_for_url(re.compile(r".*/dashboard/vault/Plan\.md$"))
+    page.locator(".markdown-body", has_text="The root one.").wait_for()
     assert tab.errors == []
 
 

@@ -207,3 +207,10 @@ export interface MemoryList {
   memories: Memory[];
   next_cursor: string | null;
 }
+
+/** GET /v1/notes/{path}/links: a note's links as written, each resolved by the server. */
+export interface OutgoingLink extends Link {
+  kind: "wikilink" | "markdown" | "property";
+  /** The note (or attachment) it reaches now; null when it dangles. */
+  path: string | null;
+}

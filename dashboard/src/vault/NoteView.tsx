@@ -16,6 +16,7 @@ import { clearDraft, getDraft, moveDraft, setDraft } from "./drafts";
 import { History } from "./History";
 import { dropSummary, putSummary, resolver, vault, whenComplete } from "./index";
 import { fold, folderOf, nameKey, resolveLink, stem } from "./keys";
+import { fetchLinks, followLinks, knownLinks, knownMissing, serverLinks } from "./links";
 import { forgetPrefetched, openNote } from "./open";
 import { Preview } from "./Preview";
 
@@ -45,9 +46,9 @@ function linkTargets(): LinkTarget[] {
 
 const LINK_RE = /!?\[\[([^[\]\n]*)\]\]/g;
 
-function outgoing(text: string): { target: string; path: string | null }[] {
+function outgoing(text: string, known: Map<string, string | null> | undefined): { target: string; path: string | null }[] {
   const seen = new Map<string, { target: string; path: string | null }>();
-  const res = resolver();
+  const res = { ...resolver(), known };
   for (const m of text.matchAll(LINK_RE)) {
     const inner = m[1] ?? "";
     const target = (inner.split("|")[0] ?? "").split("#")[0]?.trim() ?? "";
@@ -119,9 +120,12 @@ export function NoteView(props: { path: string }) {
       async (err: unknown) => {
         if (!live) return;
         if (err instanceof ApiError && err.status === 404) {
-          // A link followed before the vault's index had its note dangles to the root;
-          // once the index is in, the same name may resolve to the note it meant.
-          if (!vault.value.complete && !getDraft(path)) {
+          // A link followed before the vault's index had its note, and that the server
+          // could not resolve either (it had not answered, or it found the link dangling
+          // to a note made since), dangles to the root; once the index is in, the same
+          // name may resolve to the note it meant. One the server found dangling is a
+          // note to create at once.
+          if (!vault.value.complete && !getDraft(path) && !knownMissing(path)) {
             await whenComplete();
             if (!live) return;
             const meant = resolveLink(path.replace(/\.md$/i, ""), resolver());
@@ -223,6 +227,7 @@ export function NoteView(props: { path: string }) {
       const saved = answer.data.note;
       forgetPrefetched();
       putSummary(saved);
+      followLinks(at, fetchLinks(at)); // links written since it was opened
       setBase({ version: saved.version, text: current });
       setMissing(false);
       setNote((n) => ({ ...(n ?? ({ markdown: current, frontmatter: {}, frontmatter_error: null, links: [] } as unknown as Note)), ...saved, markdown: current }));
@@ -334,7 +339,8 @@ export function NoteView(props: { path: string }) {
     clearDraft(path);
   }
 
-  const links = useMemo(() => outgoing(text), [text, index.revision]);
+  const told = useStore(serverLinks);
+  const links = useMemo(() => outgoing(text, knownLinks(path)), [text, index.revision, told, path]);
   const onRendered = () => {
     if (!ready || opened.current !== path || performance.getEntriesByName("mv:navigate").length === 0) return;
     // A figure for the bench: from the click to the frame that paints the preview (the
@@ -425,7 +431,7 @@ export function NoteView(props: { path: string }) {
           {!ready && <p class="muted pad">Loading…</p>}
         </div>
         <div class="preview-pane" hidden={layout === "edit"} tabIndex={0} aria-label="Preview">
-          {ready && <Preview text={text} onRendered={onRendered} topLine={layout === "split" ? topLine : undefined} matchLine={matchLine} />}
+          {ready && <Preview source={path} text={text} onRendered={onRendered} topLine={layout === "split" ? topLine : undefined} matchLine={matchLine} />}
         </div>
       </div>
       <footer class="links-panel">

@@ -2,6 +2,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useStore } from "../lib/store";
 import { resolver, vault } from "./index";
+import { knownLinks, serverLinks } from "./links";
 import { renderMarkdown, splitFrontmatter } from "./render";
 
 function value(v: unknown): string {
@@ -11,8 +12,9 @@ function value(v: unknown): string {
   return String(v);
 }
 
-export function Preview(props: { text: string; onRendered?: () => void; topLine?: number; matchLine?: number }) {
+export function Preview(props: { source: string; text: string; onRendered?: () => void; topLine?: number; matchLine?: number }) {
   const index = useStore(vault);
+  const told = useStore(serverLinks);
   const [shown, setShown] = useState(props.text);
   const ref = useRef<HTMLDivElement>(null);
   // Rendering follows typing at a pace that suits the note's size: at once for a short
@@ -24,7 +26,11 @@ export function Preview(props: { text: string; onRendered?: () => void; topLine?
     return () => window.clearTimeout(timer);
   }, [props.text, shown]);
   const front = useMemo(() => splitFrontmatter(shown), [shown]);
-  const html = useMemo(() => renderMarkdown(front.body, resolver()), [front.body, index.revision]);
+  // The note's links as the server resolved them win; the index resolves the rest.
+  const html = useMemo(
+    () => renderMarkdown(front.body, { ...resolver(), known: knownLinks(props.source) }),
+    [front.body, index.revision, told, props.source],
+  );
   // Told as soon as the HTML is in the DOM (a layout effect), so a listener can wait
   // for exactly the frame that paints it.
   useLayoutEffect(() => {

@@ -17,11 +17,15 @@ export const nameKey = (path: string): string => fold(stem(path));
 export interface Resolver {
   byLinkKey: Map<string, string>;
   byNameKey: Map<string, string[]>;
+  /** The server's resolution of the open note's links (vault/links.ts), which wins. */
+  known?: Map<string, string | null>;
 }
 
 /** The path a [[target]] resolves to, or null when it dangles (missing or ambiguous). */
 export function resolveLink(target: string, resolver: Resolver): string | null {
   const key = fold(target.trim()).replace(/\.md$/, "");
+  const told = resolver.known?.get(key);
+  if (told) return told;
   const exact = resolver.byLinkKey.get(key);
   if (exact !== undefined || key.includes("/")) return exact ?? null;
   const candidates = resolver.byNameKey.get(key) ?? [];

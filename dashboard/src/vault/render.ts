@@ -107,7 +107,9 @@ function createRenderer() {
     const label = alias ?? (heading ? `${target} › ${heading}` : target);
     const cls = `wikilink${resolved ? "" : " dangling"}${embed ? " embed" : ""}`;
     const title = resolved ? resolved : `No note at ${path} yet`;
-    return `<a class="${cls}" href="${escapeHtml(href(`vault/${path}`))}" title="${escapeHtml(title)}">${escapeHtml(label)}</a>`;
+    // data-target: the link as written, so a click made before the server's resolution
+    // of this note's links arrived can still follow it (vault/open.ts).
+    return `<a class="${cls}" href="${escapeHtml(href(`vault/${path}`))}" title="${escapeHtml(title)}" data-target="${escapeHtml(target)}">${escapeHtml(label)}</a>`;
   };
   md.renderer.rules.vault_tag = (tokens, idx) => {
     const tag = tokens[idx]!.content;
@@ -166,7 +168,7 @@ const PURIFY = {
   FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option", "iframe", "object", "embed", "link", "meta", "base"],
   FORBID_ATTR: ["style", "srcset", "formaction", "id", "name"],
   ALLOW_DATA_ATTR: false,
-  ADD_ATTR: ["data-line", "target"],
+  ADD_ATTR: ["data-line", "data-target", "target"],
 };
 
 /** The note body (frontmatter already split off) as sanitised HTML. */
