@@ -104,11 +104,13 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         zip_path = tmpdir / "vault.zip"
         gen.write_zip(zip_path)
         if args.import_off:
-            res["import_off_seconds"] = import_once(zip_path, tmpdir / "off", "off")[0]
+            seconds, _, cpu = import_once(zip_path, tmpdir / "off", "off")
+            res["import_off_seconds"], res["import_off_cpu"] = seconds, cpu
             log(f"[{size}] import, embeddings off: {res['import_off_seconds']:.1f} s")
         embeddings = "off" if args.no_vectors else "local"
-        seconds, svc = import_once(zip_path, tmpdir / "on", embeddings)
-        res["import_on_seconds" if embeddings == "local" else "import_off_seconds"] = seconds
+        seconds, svc, cpu = import_once(zip_path, tmpdir / "on", embeddings)
+        kind = "on" if embeddings == "local" else "off"
+        res[f"import_{kind}_seconds"], res[f"import_{kind}_cpu"] = seconds, cpu
         log(f"[{size}] import, embeddings {embeddings}: {seconds:.1f} s")
         caller = Caller(account_id=ACCOUNT, surface=Surface.REST)
         semantic = svc.vault.hybrid.semantic
@@ -218,7 +220,7 @@ def ann_against_exact(svc: Any, queries: list[tuple[str, str]]) -> dict[str, flo
     }
 
 
-def import_once(zip_path: Path, data_dir: Path, embeddings: str) -> tuple[float, Any]:
+def import_once(zip_path: Path, data_dir: Path, embeddings: str) -> tuple[float, Any, float]:
     settings = Settings(
         backend="sqlite",
         data_dir=data_dir,
@@ -244,7 +246,7 @@ def import_once(zip_path: Path, data_dir: Path, embeddings: str) -> tuple[float,
             f"  import {imported - start:.1f} s, then the outbox drained in"
             f" {end - imported:.1f} s; CPU {cpu_seconds() - cpu:.1f} s (workers included)"
         )
-        return end - start, svc
+        return end - start, svc, cpu_seconds() - cpu
 
 
 def tantivy_runner(svc: Any, where: Path, res: dict[str, Any]) -> Callable[[str, int], object]:
@@ -316,6 +318,8 @@ def print_table(results: list[dict[str, Any]]) -> None:
         if "import_on_seconds" in r and "import_off_seconds" in r:
             ratio = r["import_on_seconds"] / r["import_off_seconds"]
             line += f" ({ratio:.2f}x; target <= 2x)"
+            cpu_on, cpu_off = r["import_on_cpu"], r["import_off_cpu"]
+            line += f"; CPU {cpu_on:.1f} s against {cpu_off:.1f} s ({cpu_on / cpu_off:.2f}x)"
         line += f"; {r['chunks']} chunks; {r['passes']} passes; peak RSS {r['peak_rss_mb']:.0f} MB"
         print(line)
         if "ann recall@10" in r:
