@@ -136,6 +136,16 @@ Rules, in the order they are checked (the first hit decides the rule id)
     Claude," only with an order to the model after it: Claude is also a name). "Note
     to the assistant (Maria):" passes.
 
+``injection_cues`` (the second stage, :mod:`memvault.domain.screening_cues`, ADR 0046)
+    Paraphrases the families above do not spell out, refused by weak cues scored
+    together around an instruction noun: something that cancels it, the reader holding
+    it ("the guidance you were handed ... has been withdrawn"), an order, the reader
+    named as an AI, a replacement announced, a forged boundary; a topic of its own, a
+    meta word or a third party's possessive count against. Its fixed forms: an AI
+    vocative with an order, decode-and-obey, a forged header that sets the reader's
+    policy, text addressed to the AI reading it, a persona with a liberty. The reason
+    lists the cues found. A base64 run outside code is decoded and screened as text.
+
 Mentions, as opposed to uses
 ----------------------------
 Text inside a fenced code block (a closed ``` or ~~~ fence; an unclosed fence runs to
