@@ -5,6 +5,7 @@ import { get } from "../lib/api";
 import { Store } from "../lib/store";
 import type { NoteList, NoteSummary } from "../lib/types";
 import { fold, linkKey, nameKey, type Resolver } from "./keys";
+import { noOpening } from "./priority";
 
 export interface VaultIndex {
   notes: Map<string, NoteSummary>; // by path key
@@ -36,6 +37,8 @@ export async function loadVault(): Promise<void> {
   let shown = -Infinity;
   try {
     do {
+      if (cursor !== null) await noOpening(); // a note being opened goes first
+      if (mine !== generation) return;
       const page: NoteList = await get<NoteList>("/v1/notes", { query: { limit: 500, cursor } });
       if (mine !== generation) return;
       for (const n of page.notes) notes.set(fold(n.path), n);

@@ -10,6 +10,7 @@ import type { Note } from "../lib/types";
 import { resolver } from "./index";
 import { fold, resolveLink } from "./keys";
 import { fetchLinks, followLinks, keyOf, pendingLinks, type Known } from "./links";
+import { opening } from "./priority";
 
 // A prefetched note is used once, by the opening it was started for, and only while
 // fresh: a note read seconds ago could have changed since.
@@ -22,9 +23,9 @@ interface Early {
 const early = new Map<string, Early>();
 
 function start(path: string): Early {
-  const request = get<Note>(`/v1/notes/${notePath(path)}`);
+  const request = opening(get<Note>(`/v1/notes/${notePath(path)}`));
   request.catch(() => undefined); // the opening that takes it handles the error
-  return { at: performance.now(), request, links: fetchLinks(path) };
+  return { at: performance.now(), request, links: opening(fetchLinks(path)) };
 }
 
 export function prefetchNote(path: string): void {
