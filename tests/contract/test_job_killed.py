@@ -7,13 +7,18 @@ its commit's DynamoDB transactions, half the notes written. Nothing of it may re
 once the leases have run out (60 s, on the test's clock) the job is failed, the vault is
 exactly as before, the organisation takes the next import, and a re-run succeeds.
 
-The 20,000-note run is the issue's size (marked slow); 300 notes run in the suite.
+300 notes run in the suite. The 20,000-note run is the issue's size: it takes minutes
+(966 s on the shared two-core machine at a load average of 10), so it is marked slow and
+runs only with ``MEMVAULT_TEST_BIG_JOBS=1``:
+
+    MEMVAULT_TEST_BIG_JOBS=1 .venv/bin/pytest -q -n 0 tests/contract/test_job_killed.py
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -94,7 +99,20 @@ def _run_job(env: dict[str, str], event: dict[str, Any], kill_at: int | None) ->
 
 @pytest.mark.parametrize(
     "notes",
-    [pytest.param(300, id="300"), pytest.param(20_000, id="20k", marks=pytest.mark.slow)],
+    [
+        pytest.param(300, id="300"),
+        pytest.param(
+            20_000,
+            id="20k",
+            marks=[
+                pytest.mark.slow,
+                pytest.mark.skipif(
+                    os.environ.get("MEMVAULT_TEST_BIG_JOBS") != "1",
+                    reason="20,000 notes take minutes: MEMVAULT_TEST_BIG_JOBS=1 runs them",
+                ),
+            ],
+        ),
+    ],
 )
 def test_an_import_job_killed_mid_commit_leaves_the_vault_as_it_was(
     tmp_path: Path, notes: int
