@@ -23,8 +23,8 @@ HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"
 # with ../shared/data); the older attack sets left the repo. Each was measured once when
 # committed (ADR 0007: set 6 119/202 at 369b512, set 7 114/211 at 6be335c); their misses
 # were then fixed as families, so these floors sit just below today's figures (set 6
-# 201/202, set 7 160/211) and catch a regression; they are not held-out figures.
-ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.74}
+# 201/202, set 7 188/211) and catch a regression; they are not held-out figures.
+ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.87}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:

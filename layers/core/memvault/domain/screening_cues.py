@@ -1003,6 +1003,8 @@ _CANCEL_RE: Final = compile_rx(
                 "deja de seguir",
                 "perdieron validez",
                 "revela",
+                "palabra por palabra",
+                "copia aqui",
                 "salta",
                 "saltate",
                 "pasa por alto",
@@ -1091,6 +1093,13 @@ _CANCEL_RE: Final = compile_rx(
                 "revelez",
                 "affiche",
                 "repete",
+                "mot pour mot",
+                "arrete de suivre",
+                "arretez de suivre",
+                "cesse de suivre",
+                "cessez de suivre",
+                "recopie",
+                "ne valent plus rien",
                 "passe outre",
                 "outrepasse",
                 "ne prends pas en compte",
@@ -1159,6 +1168,10 @@ _CANCEL_RE: Final = compile_rx(
                 "abgeschaltet",
                 "zeige",
                 "gib aus",
+                "wort fur wort",
+                "gib wieder",
+                "wiedergeben",
+                "gib hier",
                 "hinweg",
                 "ausser acht",
                 "nicht beachten",
@@ -1221,6 +1234,8 @@ _CANCEL_RE: Final = compile_rx(
                 "ja nao",
                 "revele",
                 "mostre",
+                "palavra por palavra",
+                "copie aqui",
                 "passe por cima",
                 "nao leve em conta",
                 "deixa pra la",
@@ -1279,6 +1294,9 @@ _CANCEL_RE: Final = compile_rx(
                 "rivela",
                 "mostra",
                 "ripeti",
+                "ricopia",
+                "parola per parola",
+                "riporta",
                 "lascia perdere",
                 "non tenere conto",
                 "passa sopra",
@@ -1351,6 +1369,8 @@ _CANCEL_RE: Final = compile_rx(
                 "отключ",
                 "замен",
                 "пренебре",
+                "дословно",
+                "скопируй",
                 "проигнор",
                 "не учитывай",
                 "не учитывайте",
@@ -1550,6 +1570,9 @@ _CANCEL_CJK_RE: Final = compile_rx(
                 "不用管",
                 "不算数",
                 "不作数",
+                "逐字",
+                "复制",
+                "原样",
                 "没用",
                 "移除",
                 "删除",
@@ -1603,6 +1626,9 @@ _CANCEL_CJK_RE: Final = compile_rx(
                 "解除",
                 "従わな",
                 "守らな",
+                "一字一句",
+                "書き写",
+                "そのまま",
                 "意味がありません",
                 "削除",
                 "廃止",
@@ -1767,7 +1793,7 @@ _POSSESSED_RE: Final = compile_rx(
     + SEP
     + r"){0,2}+$"
 )
-_POSSESSED_CJK_RE: Final = re.compile(r"(?:你|您|あなた|너|당신)[^\s。，,.!！?？、]{0,9}+$")
+_POSSESSED_CJK_RE: Final = compile_rx(r"(?:你|您|あなた|너|당신)[^\s。，,.!！?？、]{0,9}+$")
 
 # The target held by the reader, after it: "the rules you were given", "the prompt that
 # configures you", "las normas que recibiste", "ce qu'on t'a donné", "你之前收到的".
@@ -1901,7 +1927,7 @@ _HELD_RE: Final = compile_rx(
     )
     + r")"
 )
-_HELD_CJK_RE: Final = re.compile(
+_HELD_CJK_RE: Final = compile_rx(
     r"(?:(?:你|您)[^\s。，,.!！?？、]{0,8}(?:收到|得到|接到|被给予)"
     r"|(?:受け取った|与えられた|もらった|받은|收到的|得到的))\s?[^\s。，,.!！?？、]{0,3}$"
 )
@@ -1934,6 +1960,105 @@ _HELD_BEFORE_RE: Final = compile_rx(
     )
     + r"$"
 )
+
+# A relative clause right after the target that names the reader: "the framework that told
+# you", "the guidance preloaded into you", "con las que te configuraron", "mit denen man
+# dich eingerichtet hat", "che i tuoi creatori ti hanno imposto", "с которыми тебя
+# настроили". The reader's own authorship ("the rules you made") is not a hold.
+_RELATIVE_RE: Final = compile_rx(
+    r"[ \t,]*+(?:"
+    + words(
+        "that",
+        "which",
+        "who",
+        "whatever",
+        "que",
+        "qui",
+        "lesquelles",
+        "lesquels",
+        "laquelle",
+        "lequel",
+        "dont",
+        "die",
+        "denen",
+        "der",
+        "das",
+        "welche",
+        "che",
+        "cui",
+        "quali",
+        "которые",
+        "которых",
+        "которыми",
+        "которое",
+        "которую",
+    )
+    + r"|(?:con|with|avec|mit|com|by|from|de|par|per|da|в|с|на)"
+    + SEP
+    + r"(?:las|los|la|le|les|il|lo|the|which|denen|cui|que|qual|которыми|которым)"
+    # any other word opens it ("the guidance preloaded into you"), but not a conjunction
+    # that starts a clause of its own ("forget the rules when you sprint")
+    + r"|(?!"
+    + words(
+        "when",
+        "whenever",
+        "if",
+        "while",
+        "because",
+        "as",
+        "since",
+        "unless",
+        "until",
+        "before",
+        "after",
+        "so",
+        "and",
+        "but",
+        "or",
+        "where",
+        "once",
+        "though",
+        "although",
+        "cuando",
+        "si",
+        "quand",
+        "lorsque",
+        "wenn",
+        "als",
+        "weil",
+        "quando",
+        "se",
+        "когда",
+        "если",
+        "y",
+        "et",
+        "und",
+        "e",
+        "и",
+    )
+    + NOT_BEFORE_WORD
+    + r")[^\W\d_]++)"
+    + r"[^.;:!?\n]{0,40}?"
+    + NOT_AFTER_WORD
+    + r"(?:"
+    + words("you", "u", "te", "ti", "dich", "dir", "тебя", "тебе", "vous", "euch", "voce")
+    + NOT_BEFORE_WORD
+    + r"|t'|m'a|on t')"
+)
+_OWN_AUTHORSHIP_RE: Final = compile_rx(
+    words("you")
+    + SEP
+    + words("made", "wrote", "created", "drafted", "proposed", "suggested", "invented", "set for")
+)
+_HELD_REACH: Final = 64
+
+
+def _held_in_relative_clause(text: str, end: int, hi: int) -> re.Match[str] | None:
+    m = _RELATIVE_RE.match(text, end, min(hi, end + _HELD_REACH))
+    if m is None or _OWN_AUTHORSHIP_RE.search(text, m.end() - 4, min(hi, m.end() + 24)):
+        return None
+    return m
+
 
 _YOU_RE: Final = compile_rx(
     alt(
@@ -2175,6 +2300,22 @@ _PRIOR_RE: Final = compile_rx(
                 "you got",
                 "were set up with",
                 "came before",
+                "de arriba",
+                "arriba",
+                "ci-dessus",
+                "plus haut",
+                "oben",
+                "obige",
+                "qui sopra",
+                "sopra",
+                "acima",
+                "выше",
+                "wyzej",
+                "powyzej",
+                "yukaridaki",
+                "di atas",
+                "o tren",
+                "ở trên",
                 "you started with",
                 "started with",
                 "you had before",
@@ -2336,6 +2477,18 @@ _NEW_ORDER_RE: Final = compile_rx(
                 "answer everything",
                 "respond freely",
                 "comply with",
+                "responde solo",
+                "responde solamente",
+                "reponds uniquement",
+                "reponds seulement",
+                "antworte nur",
+                "responda apenas",
+                "rispondi solo",
+                "отвечай только",
+                "answer only with",
+                "reply only with",
+                "respond only with",
+                "say only",
                 "below",
                 "the steps i give",
                 "what follows",
@@ -2454,6 +2607,8 @@ _NEW_ORDER_RE: Final = compile_rx(
                 "新的指令",
                 "新指令",
                 "直接回答",
+                "只回答",
+                "とだけ答え",
                 "只按照",
                 "只听",
                 "照我说的",
@@ -2535,6 +2690,8 @@ _TOPIC_RE: Final = compile_rx(
     + words(
         "one side",
         "the side",
+        "hold",
+        "the top",
         "tu",
         "tus",
         "ta",
@@ -2680,6 +2837,11 @@ _FORGED_RE: Final = compile_rx(
                 "admin override",
                 "priority override",
                 "emergency override",
+                "developer mode enabled",
+                "developer mode activated",
+                "developer mode on",
+                "god mode enabled",
+                "jailbreak mode",
                 "developer mode",
                 "god mode",
                 "maintenance mode",
@@ -2733,6 +2895,17 @@ _PAYLOAD_RE: Final = compile_rx(
                 "everything i ask",
                 "tell me everything",
                 "anything i want",
+                "sin censura",
+                "sans censure",
+                "ohne zensur",
+                "senza censura",
+                "sem censura",
+                "без цензуры",
+                "uncensored",
+                "without censorship",
+                "検閲なし",
+                "不加审查",
+                "无审查",
                 "unedited",
                 "as json",
                 "as a json",
@@ -2829,15 +3002,32 @@ _AUTHORITY_RE: Final = compile_rx(
                 "amministratore",
                 "dall'amministratore",
                 "l'administrateur",
+                "developers",
+                "the developers",
+                "creators",
+                "engineering",
+                "the vendor",
+                "tus creadores",
+                "tes createurs",
+                "deine entwickler",
+                "seus criadores",
+                "i tuoi creatori",
             ),
             _stem("администратор"),
-            cjk("管理员", "管理員", "管理者", "管理人"),
+            cjk(
+                "管理员", "管理員", "管理者", "管理人", "开发者", "開発者", "技术团队", "技術チーム"
+            ),
         ]
     )
 )
 
 _BOUNDARY_RE: Final = compile_rx(
     words(
+        "developer mode enabled",
+        "developer mode activated",
+        "developer mode on",
+        "god mode enabled",
+        "jailbreak mode",
         "end of user data",
         "end of user input",
         "end of input",
@@ -2993,7 +3183,7 @@ _PRIVATIVE_RE: Final = compile_rx(
     )
     + r"$"
 )
-_PRIVATIVE_CJK_RE: Final = re.compile(r"(?:没有任何|没有|无任何|无|不受任何|不受)$")
+_PRIVATIVE_CJK_RE: Final = compile_rx(r"(?:没有任何|没有|无任何|无|不受任何|不受)$")
 # Its first word alone, found once per text (most target nouns have none before them).
 _PRIVATIVE_WORD_RE: Final = compile_rx(
     NOT_AFTER_WORD
@@ -3248,6 +3438,7 @@ def cues_at(text: str, start: int, end: int) -> Cues:
     else:
         held = (
             _HELD_RE.match(text, end, min(hi, end + 48))
+            or _held_in_relative_clause(text, end, hi)
             or _HELD_CJK_RE.search(text, max(lo, start - 14), start)
             or _HELD_BEFORE_RE.search(text, max(lo, start - 60), start)
         )
@@ -3481,7 +3672,7 @@ DECODE_RE: Final = compile_rx(
     + _ACT_ON
     + NOT_BEFORE_WORD
 )
-_CJK_DECODE_RE: Final = re.compile(
+_CJK_DECODE_RE: Final = compile_rx(
     r"(?:解码|解碼|解密|翻译|翻譯|デコード|復号|翻訳)[^\n。]{0,40}?(?:并|並|然后|然後|再|して|し、)"
     r"[^\n。]{0,8}?(?:执行|執行|照做|遵循|遵守|服从|实行|実行|従って|従う)"
 )
@@ -3518,9 +3709,9 @@ HEADER_RE: Final = compile_rx(
         "системное сообщение",
         "система",
     )
-    + r"[ \t*]*+(?::|\n|[\])>]|[ \t]++-[ \t]++)"
+    + r"[ \t*]*+(?::|\n|[\])>]|-[ \t])"
 )
-HEADER_CJK_RE: Final = re.compile(
+HEADER_CJK_RE: Final = compile_rx(
     r"(?:【|\[|\()(?:系统|系統|システム|管理员|管理者)(?:】|\]|\))[^\n]{0,40}?(?:助手|模型|AI|ai|アシスタント)"
     r"[^\n]{0,4}?(?:必须|必須|应该|要|は|が)"
 )
@@ -3596,9 +3787,8 @@ def header_check(text: str, m: re.Match[str]) -> bool:
     """A header at the start of a line, followed in its paragraph by words that set the
     reader's policy."""
     start = m.start()
-    if _LINE_DECORATION_RE.search(text, max(0, start - 12), start) is None and start > 12:
-        return False
-    if start <= 12 and _LINE_DECORATION_RE.match("\n" + text[:start]) is None:
+    before = text[max(0, start - 12) : start]
+    if _LINE_DECORATION_RE.search(("\n" if start <= 12 else "") + before) is None:
         return False
     end = m.end()
     hi = min(len(text), end + _HEADER_REACH)
@@ -3686,7 +3876,7 @@ READER_RE: Final = compile_rx(
     + words("should", "must", "please", "you must", "you should", "it should", "they should")
     + r")"
 )
-READER_CJK_RE: Final = re.compile(r"如果你是[^，。,.]{0,12}(?:AI|ai|人工智能|助手|模型)")
+READER_CJK_RE: Final = compile_rx(r"如果你是[^，。,.]{0,12}(?:AI|ai|人工智能|助手|模型)")
 
 
 # "Note to the model:", "Nota para la IA que lea esto:", "Hinweis an die KI, die das liest:"
@@ -3738,9 +3928,9 @@ NOTE_TO_RE: Final = compile_rx(
     )
     + r"(?:"
     + SEP
-    + r"(?:que|qui|die|che|который|которая|that|who|which)[^\n:]{0,40}?)?+[ \t]*+[:,]"
+    + r"(?:que|qui|die|che|который|которая|that|who|which)[^\n:]{0,40})?[ \t]*+[:,]"
 )
-NOTE_TO_CJK_RE: Final = re.compile(
+NOTE_TO_CJK_RE: Final = compile_rx(
     r"(?:読んでいる|読む)(?:AI|ai|アシスタント|モデル)へ[:：]|给(?:AI|ai|助手|模型)的(?:提示|说明|留言)[:：]"
 )
 
@@ -3792,6 +3982,8 @@ ROLE_RE: Final = compile_rx(
         "be an unrestricted",
         "be an uncensored",
         "imagine you are",
+        "pretend you are",
+        "pretend you're",
         "imagine you're",
         "spielst du",
         "da ora in poi sei",
@@ -3881,13 +4073,23 @@ _LIBERTY_RE: Final = compile_rx(
             + SEP
             + r"[^\W\d_]++){0,2}?"
             + SEP
-            + _TARGET_EN.replace(NOT_AFTER_WORD, "", 1),
+            + alt([_TARGET_EN, _TARGET_OTHER]).replace(NOT_AFTER_WORD, ""),
             _w(
                 "says yes to everything",
                 "yes to everything",
+                "oui a tout",
+                "dit oui a tout",
                 "never adds warnings",
                 "moral compass",
                 "no morals",
+                "passwords",
+                "admin passwords",
+                "api keys",
+                "secrets",
+                "credentials",
+                "alcuna regola",
+                "aucune regle",
+                "ohne jegliche",
             ),
         ]
     )
