@@ -748,7 +748,17 @@ def test_import_zip_body_then_export(c: httpx.Client) -> None:
     r = c.post("/v1/import", content=archive, headers={"Content-Type": "application/zip"})
     assert r.status_code == 200, r.text
     report = r.json()
-    assert set(report) == {"created", "updated", "unchanged", "skipped", "skipped_files"}
+    assert set(report) == {
+        "created",
+        "updated",
+        "unchanged",
+        "skipped",
+        "skipped_files",
+        "files_created",  # attachments and .obsidian/ (ADR 0043)
+        "files_updated",
+        "files_unchanged",
+        "config_files",
+    }
     assert report["created"] + report["updated"] >= 2
 
     paths = {n["path"] for n in c.get("/v1/notes").json()["notes"]}

@@ -465,11 +465,14 @@ VAULT = {
 }
 
 
+IMAGE = b"\x89PNG not markdown"
+
+
 def make_vault_zip(path: Path) -> Path:
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, data in VAULT.items():
             zf.writestr(name, data)
-        zf.writestr("attachments/image.png", b"\x89PNG not markdown")
+        zf.writestr("attachments/image.png", IMAGE)
     return path
 
 
@@ -484,8 +487,8 @@ def test_import_then_export_round_trips(cli: Cli, tmp_path: Path) -> None:
     archive = make_vault_zip(tmp_path / "vault.zip")
     imported = cli.ok("import", str(archive))
     assert imported.stdout.splitlines() == [
-        "created 2, updated 0, unchanged 0, skipped 1",
-        "  skipped attachments/image.png",
+        "created 2, updated 0, unchanged 0, skipped 0",
+        "files (attachments and .obsidian/): created 1, updated 0, unchanged 0",
     ]
     # A bar per step, on stderr (stdout is the report alone): each one finished.
     for step in ("uploaded", "parsed", "committed", "indexed"):
@@ -498,7 +501,7 @@ def test_import_then_export_round_trips(cli: Cli, tmp_path: Path) -> None:
     exported = cli.ok("export", str(target))
     assert exported.stdout.strip() == f"exported 2 notes to {target}"
     assert "downloading" in exported.stderr and "downloading" not in exported.stdout
-    assert zip_contents(target.read_bytes()) == VAULT
+    assert zip_contents(target.read_bytes()) == VAULT | {"attachments/image.png": IMAGE}
     assert not target.with_name("backup.zip.part").exists()
 
     again = cli.json("import", str(target))
@@ -508,6 +511,10 @@ def test_import_then_export_round_trips(cli: Cli, tmp_path: Path) -> None:
         "unchanged": 2,
         "skipped": 0,
         "skipped_files": [],
+        "files_created": 0,
+        "files_updated": 0,
+        "files_unchanged": 1,
+        "config_files": 0,
     }
 
 

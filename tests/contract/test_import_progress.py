@@ -71,6 +71,18 @@ def test_an_import_that_changes_nothing_still_ends_each_phase(
 ) -> None:
     services.vault.write(user, "a.md", "a")
     recorder = Recorder()
+    run(services, user, make_zip(("a.md", "a"), (".trash/pic.png", b"\x89PNG")), recorder)
+    assert recorder.steps == [
+        ("parsing", 0, 1),
+        ("parsing", 1, 1),
+        ("committing", 0, 0),
+        ("indexing", 0, 0),
+    ]
+
+
+def test_an_import_of_files_only_ends_each_phase_once(services: Services, user: Caller) -> None:
+    services.vault.write(user, "a.md", "a")
+    recorder = Recorder()
     run(services, user, make_zip(("a.md", "a"), ("pic.png", b"\x89PNG")), recorder)
     assert recorder.steps == [
         ("parsing", 0, 1),
@@ -78,6 +90,7 @@ def test_an_import_that_changes_nothing_still_ends_each_phase(
         ("committing", 0, 0),
         ("indexing", 0, 0),
     ]
+    assert services.attachments.download(user, "pic.png")[1] == b"\x89PNG"
 
 
 def test_a_refused_import_reports_no_commit(services: Services, user: Caller) -> None:

@@ -98,3 +98,26 @@ def test_inbound_counts_follow_the_tie_breaks(services: Services, user: Caller) 
     write(user, "c.md", "[[Plan]]")
     counts = services.vault.links.inbound_counts_all(user.account_id)
     assert counts["x/Plan.md"] == 2 and counts["y/Plan.md"] == 1
+
+
+def test_a_moved_notes_dangling_relative_links_follow_its_new_folder(
+    services: Services, user: Caller
+) -> None:
+    """[[./Target]] in a note moved from a/ to b/ names b/Target from then on, though it
+    reached nothing when the note moved (ADR 0038's former gap); embeds of files too."""
+    write = services.vault.write
+    write(user, "a/Note.md", "see [[./Target]] and ![[./pic.png]] and [[../Top]]")
+    services.vault.move(user, "a/Note.md", "b/c/Note.md")
+    assert services.vault.read(user, "b/c/Note.md").markdown == (
+        "see [[./Target]] and ![[./pic.png]] and [[../Top]]"  # the text as written
+    )
+    write(user, "a/Target.md", "the old folder's")
+    write(user, "b/c/Target.md", "the new folder's")
+    write(user, "b/Top.md", "above the new folder")
+    assert paths_of(services.vault.backlinks(user, "b/c/Target.md")) == ["b/c/Note.md"]
+    assert paths_of(services.vault.backlinks(user, "a/Target.md")) == []
+    assert paths_of(services.vault.backlinks(user, "b/Top.md")) == ["b/c/Note.md"]
+    services.attachments.put(user, "b/c/pic.png", b"png")
+    services.attachments.put(user, "a/pic.png", b"png")
+    assert services.attachments.linked_from(user, "b/c/pic.png") == ["b/c/Note.md"]
+    assert services.attachments.linked_from(user, "a/pic.png") == []

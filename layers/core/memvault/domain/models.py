@@ -214,6 +214,9 @@ class MoveNote:
     path: str
     new_path: str
     expected_version: int | None = None
+    # The note's links keyed from its new folder, when that changes their keys (a
+    # relative link, ``[[./b]]``, dangling or not): stored with the move. None: as stored.
+    links: tuple[LinkRef, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

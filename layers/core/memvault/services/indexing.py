@@ -178,7 +178,9 @@ class IndexSync:
             if isinstance(change, PutNote):
                 new_links = set(change.links)
             elif isinstance(change, MoveNote):
-                new_links = old_links  # a moved note links where it did before
+                # A moved note links where it did before, but for links re-keyed from
+                # its new folder (``MoveNote.links``).
+                new_links = set(change.links) if change.links is not None else old_links
             else:
                 new_links = set()
             touched_keys.update(link.target_key for link in old_links ^ new_links)

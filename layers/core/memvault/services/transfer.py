@@ -376,11 +376,13 @@ class TransferService:
             if queued:
                 vault.store.unqueue_reindex(account, queued)
             raise
-        _after_commit(progress, "committing", total, total)
+        if total:  # (with files only, each phase is its one 0 of 0 report)
+            _after_commit(progress, "committing", total, total)
         _after_commit(progress, "indexing", 0, total)
         if result is not None and vault.indexing.after_commit(account, changes, result):
             vault.store.unqueue_reindex(account, queued)
-        _after_commit(progress, "indexing", total, total)
+        if total:
+            _after_commit(progress, "indexing", total, total)
 
     def _validate(
         self,

@@ -458,8 +458,16 @@ class VaultService:
         rewrites = self.links.move_rewrites(
             account, old, new, {p: n.markdown for p, n in involved.items()}
         )
+        # A link whose key depends on the note's folder ([[./b]], [[../x]]) and that the
+        # rewrite leaves as written (it is dangling, or still reaches its target) is
+        # stored again under the key of the new folder.
+        relinked = None
+        if old not in rewrites:
+            after = build_put(new, note.markdown).links
+            if set(after) != set(build_put(old, note.markdown).links):
+                relinked = after
         changes: list[NoteChange] = [
-            MoveNote(path=old, new_path=new, expected_version=expected_version)
+            MoveNote(path=old, new_path=new, expected_version=expected_version, links=relinked)
         ]
         for source_path in sorted(rewrites):
             rewritten = rewrites[source_path]

@@ -155,6 +155,8 @@ class DynamoPlanner(DynamoParts):
             "name_key": name_key,
             "updated_at": now,
         }
+        if change.links is not None:  # re-keyed from the new folder (link items follow)
+            moved["links"] = encode_links(change.links)
         plan.set(keys.note_sk(new_key), moved)
         plan.set_blind(
             keys.name_sk(name_key, new_key), name_item(plan.pk, name_key, new_key, change.new_path)

@@ -89,7 +89,7 @@ class SqliteNoteCommit(SqliteParts):
                 occupant = _live_at(conn, account_id, change.new_path)
                 move = write_plan.plan_move(change, live, occupant)
                 previous.append(_prior(conn, live))
-                results.append(self._move(conn, change, move, now))
+                results.append(self._move(conn, account_id, change, move, now))
             else:
                 delete = write_plan.plan_delete(change.path, change.expected_version, live)
                 previous.append(_prior(conn, live))
@@ -117,7 +117,12 @@ class SqliteNoteCommit(SqliteParts):
         return decision.note(change, now=now)
 
     def _move(
-        self, conn: sqlite3.Connection, change: MoveNote, move: write_plan.MoveDecision, now: float
+        self,
+        conn: sqlite3.Connection,
+        account_id: str,
+        change: MoveNote,
+        move: write_plan.MoveDecision,
+        now: float,
     ) -> Note:
         conn.execute(
             "UPDATE notes SET path = ?, path_key = ?, link_key = ?, name_key = ?, updated_at = ?"
@@ -131,6 +136,16 @@ class SqliteNoteCommit(SqliteParts):
                 move.note_id,
             ),
         )
+        if change.links is not None:  # re-keyed from the new folder
+            conn.execute("DELETE FROM links WHERE note_id = ?", (move.note_id,))
+            conn.executemany(
+                "INSERT OR IGNORE INTO links (note_id, account_id, target_key, has_folder)"
+                " VALUES (?, ?, ?, ?)",
+                [
+                    (move.note_id, account_id, link.target_key, int(link.has_folder))
+                    for link in change.links
+                ],
+            )
         note = select_note(conn, "n.id = ?", (move.note_id,))
         assert note is not None
         return note
