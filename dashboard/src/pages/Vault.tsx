@@ -38,10 +38,17 @@ export function VaultPage(props: { notePath: string | null }) {
   useEffect(() => {
     if (!index.complete && !index.loading) void loadVault();
   }, []);
+  const loaded = index.revision > 0 && index.complete;
   useEffect(() => {
     get<NoteSummary[]>("/v1/recent", { query: { limit: 8 } }).then((r) => setRecent((recentCache = r)), () => undefined);
+  }, [loaded]);
+  // The tags once the index is in (or failed): counting a large vault's tags keeps the
+  // server busy for a while, which a note opened right after a page load should not wait
+  // behind (and a count asked before the index is in was asked again once it was).
+  useEffect(() => {
+    if (!loaded && !index.error) return;
     get<Record<string, number>>("/v1/tags").then((t) => setTags((tagsCache = t)), () => undefined);
-  }, [index.revision > 0 && index.complete]);
+  }, [loaded, index.error !== null]);
 
   // Open the folders above the open note.
   useEffect(() => {
