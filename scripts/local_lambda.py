@@ -231,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     key = commands.add_parser("key", help="an organisation and an admin key with every toggle")
     key.add_argument("--account", default="local-org")
     run = commands.add_parser("invoke", help="a function's handler on an event file")
-    run.add_argument("function", choices=["management", "mcp", "inference", "retention", "ops"])
+    run.add_argument(
+        "function", choices=["management", "mcp", "inference", "retention", "ops", "jobs"]
+    )
     run.add_argument("event", help="an event file (events/...), or the event itself as JSON")
     run.add_argument("--key", help="the API key to put in the event's Authorization header")
     args = parser.parse_args(argv)
