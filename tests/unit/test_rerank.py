@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memvault.domain.rerank import WINDOW_LINES, Candidate, query_stems, rerank
+from memvault.domain.rerank import WINDOW_LINES, Candidate, query_names, query_stems, rerank
 
 FILLER = [f"- line {n} about the weather and the traffic on the way in" for n in range(40)]
 # A long note holding the words once each, far apart...
@@ -63,3 +63,27 @@ def test_without_a_term_any_window_holds_the_search_order_stands() -> None:
     assert rerank("pottery", []) == []
     one = rerank("pottery", [Candidate("c.md", 0.2, "")])
     assert [(r.path, r.passage, r.offset, r.length) for r in one] == [("c.md", 0.0, 0, 0)]
+
+
+def test_names_are_capitalised_words_inside_a_sentence() -> None:
+    text = "When did Caroline go to the LGBTQ group? What did Melanie say. Then I left"
+    assert query_names(text) == {"caro", "lgbt", "mela"}  # not When, What, Then, nor I
+    assert query_names("caroline went home") == set()
+
+
+def test_a_note_about_the_messages_people_beats_one_with_the_words_alone() -> None:
+    passage = "\n".join(
+        ["# Notes", *FILLER[:6], "- the pottery workshop with the kids", *FILLER[6:12]]
+    )
+    theirs = passage + "\n- Caroline was there too\n"  # the name, anywhere in the note
+    ranked = rerank(
+        "Which pottery workshop did Caroline take the kids to?",
+        [Candidate("other.md", 0.5, passage), Candidate("caroline.md", 0.5, theirs)],
+    )
+    assert [r.path for r in ranked] == ["caroline.md", "other.md"]
+    # Without the name the two would tie on their passage (the note's own order stands).
+    plain = rerank(
+        "which pottery workshop with the kids",
+        [Candidate("other.md", 0.5, passage), Candidate("caroline.md", 0.5, theirs)],
+    )
+    assert [r.path for r in plain] == ["other.md", "caroline.md"]

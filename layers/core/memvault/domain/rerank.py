@@ -11,8 +11,11 @@ and orders them by
 
 ``passage`` being the best BM25 of a window of WINDOW_LINES consecutive non-blank lines
 of the note's body, divided by the query's idf sum (so 0-1-ish and comparable across
-queries, as ranking.score is). The statistics (idf, average window length) are those of
-the pool's windows: a term in every window of the pool tells them apart least. Terms are
+queries, as ranking.score is), scaled between NAME_FLOOR and 1 by the share of the
+message's names (capitalised words not starting a sentence: people, places, titles) the
+note holds anywhere: the window about the topic should be in a note about its people.
+The statistics (idf, average window length) are those of the pool's windows: a term in
+every window of the pool tells them apart least. Terms are
 domain.query.search_terms less question words and pronouns, which a conversational
 message is full of and which say nothing of its topic; a term of PREFIX_CHARS or more
 matches words it starts (domain.passages' crude stem: "painted" holds "paint").
@@ -35,6 +38,8 @@ from memvault.domain.query import search_terms
 
 WINDOW_LINES = 5
 PASSAGE_WEIGHT = 0.7
+# A note holding none of the message's names keeps this share of its passage score.
+NAME_FLOOR = 0.5
 K1 = 1.2
 B = 0.75
 
@@ -124,6 +129,23 @@ def _stem(word: str) -> str:
     return word[:PREFIX_CHARS] if len(word) >= PREFIX_CHARS else word
 
 
+def query_names(text: str) -> set[str]:
+    """The stems of the message's capitalised words that do not start a sentence (names,
+    places, titles: "Caroline", "Chicago", "LGBTQ"), question words left out."""
+    names: set[str] = set()
+    for index, match in enumerate(_WORD.finditer(text)):
+        word = match.group()
+        if index == 0 or not word[:1].isupper():
+            continue
+        before = text[max(0, match.start() - 16) : match.start()]
+        if "\n" in before or before.rstrip()[-1:] in {".", "!", "?", ":", ";"}:
+            continue  # a sentence or a line starts here
+        folded = word.casefold()
+        if folded not in QUESTION_WORDS:
+            names.add(_stem(folded))
+    return names
+
+
 def query_stems(text: str) -> list[str]:
     """The message's topic terms, stemmed: search_terms less QUESTION_WORDS (all of them
     when nothing else is left)."""
@@ -207,6 +229,8 @@ def rerank(query: str, candidates: Sequence[Candidate]) -> list[Ranked]:
     held = {s: sum(note.starts_holding(s) for note in read) for s in stems}
     idf = {s: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for s, n in held.items() if n}
     norm = sum(idf.values())
+    names = query_names(query) & set(stems)
+    name_mass = sum(idf.get(n, 0.0) for n in names)
     ranked: list[tuple[float, int, Ranked]] = []
     for index, (candidate, note) in enumerate(zip(candidates, read, strict=True)):
         best, where = 0.0, (0, 0)
@@ -232,6 +256,10 @@ def rerank(query: str, candidates: Sequence[Candidate]) -> list[Ranked]:
                 best = value
                 where = (note.lines[start][0], note.lines[last][1] - note.lines[start][0])
         passage = best / norm if norm > 0 else 0.0
+        if name_mass > 0:  # scaled by the share of the names (idf-weighted) the note holds
+            anywhere = {stem for found in note.held.values() for stem in found}
+            held_names = sum(idf.get(n, 0.0) for n in names if n in anywhere) / name_mass
+            passage *= NAME_FLOOR + (1.0 - NAME_FLOOR) * held_names
         item = Ranked(candidate.path, candidate.score, passage, where[0], where[1])
         ranked.append((-item.rank_score, index, item))
     ranked.sort()
