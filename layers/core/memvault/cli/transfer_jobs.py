@@ -27,7 +27,7 @@ PHASES = ("parsing", "committing", "indexing")
 
 
 def _no_job_api(exc: ApiError) -> bool:
-    return exc.status in (404, 405) and exc.code in ("not_found", "method_not_allowed")
+    return exc.status in (404, 405) and exc.code in ("route_not_found", "method_not_allowed")
 
 
 def _link_error(response: httpx.Response, what: str) -> MemvaultError:
