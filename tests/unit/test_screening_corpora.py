@@ -18,13 +18,23 @@ from tests.support.screening_corpora import Sample
 
 RECALL_TARGET = 0.95
 FP_TARGET = 0.01
-HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")
-# Attack sets 6 and 7 are original text (written for the hardening issue, no phrase shared
-# with ../shared/data); the older attack sets left the repo. Each was measured once when
-# committed (ADR 0007: set 6 119/202 at 369b512, set 7 114/211 at 6be335c); their misses
-# were then fixed as families, so these floors sit just below today's figures (set 6
-# 201/202, set 7 188/211) and catch a regression; they are not held-out figures.
-ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.87}
+HELDOUT = (
+    "heldout",
+    "heldout2",
+    "heldout3",
+    "heldout4",
+    "heldout5",
+    "heldout6",
+    "heldout7",
+    "heldout8",
+)
+# Attack sets 6, 7 and 8 are original text (written for the hardening issue, no phrase
+# shared with ../shared/data); the older attack sets left the repo. Each was measured once
+# when committed (ADR 0007: set 6 119/202 at 369b512, set 7 114/211 at 6be335c, set 8
+# 124/205 at a01ea40). Sets 6 and 7 were tuned on afterwards, so their floors sit just
+# below today's figures (201/202, 188/211) and catch a regression, not generalisation;
+# set 8 has not been tuned on, and its floor sits just below its held-out figure.
+ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.87, "heldout8": 0.59}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
@@ -57,7 +67,7 @@ def test_heldout_benign_notes_pass() -> None:
     assert len(refused) <= FP_TARGET * len(benign), [_verdict(s).reason for s in refused]
 
 
-@pytest.mark.parametrize("name", ["heldout6", "heldout7"])
+@pytest.mark.parametrize("name", ["heldout6", "heldout7", "heldout8"])
 def test_each_new_benign_set_stays_within_the_target(name: str) -> None:
     benign = corpora.load(f"{name}_benign")
     assert len(benign) >= 400 and len({s.lang for s in benign}) >= 10
