@@ -54,6 +54,7 @@ class Targets:
     own_item: str = ""
     colleague_memory: str = ""  # a colleague's memory profile (an item in it)
     colleague_item: str = ""
+    file: str = ""  # an attachment's path (ADR 0043)
 
 
 def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
@@ -82,6 +83,8 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
     vault.write(writer, note, "# note\n\nsecond")
     vault.write(writer, gone, "# gone")
     vault.delete(writer, gone)
+    file = f"roles/{actor}-{n}.png".replace(" ", "-")
+    services.attachments.put(writer, file, b"\x89PNG")
     other_session = ""
     if actor != "vault key":
         other_session = services.sessions.sign_in_password(me.email, PASSWORD).session.id
@@ -108,6 +111,7 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
         note=url(note)[len("/v1/notes/") :],
         gone=url(gone)[len("/v1/notes/") :],
         moved=f"roles/moved-{actor}-{n}.md".replace(" ", "-"),
+        file=file,
     )
 
 
@@ -274,6 +278,11 @@ ROUTES = [
     Route("GET", "/v1/tags", EVERYONE),
     Route("GET", "/v1/export", EVERYONE),
     Route("GET", "/v1/export/windows-unsafe", EVERYONE),
+    # the vault's files (attachments, .obsidian/): everyone's, as the notes are
+    Route("GET", "/v1/files", EVERYONE),
+    Route("GET", "/v1/files/{file}", EVERYONE, template="/v1/files/{path:path}"),
+    Route("PUT", "/v1/files/{file}", EVERYONE, _json({"any": "bytes"}), "/v1/files/{path:path}"),
+    Route("DELETE", "/v1/files/{file}", EVERYONE, template="/v1/files/{path:path}"),
 ]
 
 

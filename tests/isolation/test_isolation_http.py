@@ -21,7 +21,7 @@ import pytest
 
 from memvault.api.app import create_app
 from memvault.http_edge import SESSION_COOKIE
-from tests.isolation.world import A_PATHS, SEARCH, Probe, World, build_world
+from tests.isolation.world import A_FILES, A_PATHS, SEARCH, Probe, World, build_world
 from tests.mcp.helpers import post, rpc
 from tests.support.people import PASSWORD, Person
 from tests.support.routes import api_routes
@@ -44,7 +44,7 @@ def management_routes(server: LiveServer) -> list[tuple[str, str]]:
 def values_for(world: World, param: str) -> list[str]:
     ids = world.a_ids()
     return {
-        "path": [quote(p, safe="/") for p in A_PATHS],
+        "path": [quote(p, safe="/") for p in A_PATHS + A_FILES],
         "version": ["1"],
         "key_id": ids["key"],
         "member_id": ids["member"],
@@ -70,6 +70,7 @@ def body_for(world: World, method: str, template: str) -> dict[str, Any]:
         ("POST", "/v1/notes/{path:path}/append"): {"json": {"text": "B was here"}},
         ("POST", "/v1/notes/{path:path}/move"): {"json": {"to": "b-moved.md"}},
         ("POST", "/v1/import"): {"content": _zip(), "headers": {"Content-Type": "application/zip"}},
+        ("PUT", "/v1/files/{path:path}"): {"content": b"written by B"},
         ("POST", "/v1/keys"): {"json": {"name": "b-key"}},
         ("PATCH", "/v1/keys/{key_id}"): {"json": {"recall": False}},
         ("PATCH", "/v1/account/limits"): {"json": {"max_notes": 9}},
@@ -207,7 +208,8 @@ def test_the_gateway_recalls_and_runs_tools_in_the_callers_organisation_only(
     calls = [
         ToolCall("memory_search", {"query": SEARCH, "limit": 20}),
         ToolCall("memory_list", {"limit": 200}),
-        *[ToolCall("memory_read", {"path": p}) for p in A_PATHS],
+        ToolCall("memory_list", {"attachments": True}),
+        *[ToolCall("memory_read", {"path": p}) for p in A_PATHS + A_FILES],
     ]
     for api, path, body in (
         (

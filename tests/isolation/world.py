@@ -34,6 +34,7 @@ from tests.support.people import Org, make_org
 HIDDEN = "quokka7731"
 SEARCH = "zanzibar"
 A_PATHS = ("secret/plan.md", "Other.md", "gone.md")
+A_FILES = ("secret/diagram.png", ".obsidian/app.json")  # A's attachment and configuration
 
 
 @dataclass
@@ -164,6 +165,8 @@ class World:
             events,
             balance,
             store.tag_counts(account),
+            sorted(self.services.attachments.store.file_keys(account).values(), key=str),
+            acct.total_bytes,
         )
 
 
@@ -179,6 +182,8 @@ def build_world(services: Services) -> World:
     vault.write(writer, "Other.md", f"# Other\n\n{SEARCH} {HIDDEN} links back [[secret/plan]]\n")
     vault.write(writer, "gone.md", f"# Gone {HIDDEN}\n\n{SEARCH}\n")
     vault.delete(writer, "gone.md")
+    for name in A_FILES:
+        services.attachments.put(writer, name, f"{name} {HIDDEN}".encode())
     services.org.set_balance(a.owner.caller, 7_777_000)
     services.billing.record_usage(
         UsageRecord(
