@@ -138,6 +138,20 @@ def export_and_import(c: RecordingClient) -> None:
     assert sorted(b["path"] for b in backlinks) == ["a/One.md", "b/Three.md"]
 
 
+def files(c: RecordingClient) -> None:
+    """Attachments on S3 (ADR 0043): stored, listed, served, linked, deleted."""
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+    stored = ok(c.request("PUT", "/v1/files/img/diagram.png", content=png), 201).json()
+    assert stored["file"]["content_type"] == "image/png"
+    listed = ok(c.request("GET", "/v1/files?prefix=img/")).json()["files"]
+    assert [f["path"] for f in listed] == ["img/diagram.png"]
+    served = ok(c.request("GET", "/v1/files/img/diagram.png"))
+    assert served.content == png and served.headers["content-type"] == "image/png"
+    ok(c.request("DELETE", "/v1/files/img/diagram.png"))
+    gone = c.request("GET", "/v1/files/img/diagram.png")
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "file_not_found"
+
+
 def keys_account_and_billing(c: RecordingClient) -> None:
     assert ok(c.request("GET", "/v1/me")).json()["key"]["admin"] is True
     created = ok(c.request("POST", "/v1/keys", json={"name": "ci-bot", "recall": True}), 201)
@@ -254,6 +268,7 @@ def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
     try:
         notes_versions_links_and_search(client)
         export_and_import(client)
+        files(client)
         keys_account_and_billing(client)
         org_members_and_sessions(client, aws_server, calls)
         memory_profiles(client)
