@@ -87,3 +87,13 @@ def test_another_organisations_files_are_never_seen(live_server: LiveServer) -> 
         assert theirs.put("/v1/files/secret.pdf", content=b"theirs").status_code == 201
     with live_server.client() as mine:
         assert mine.get("/v1/files/secret.pdf").content == b"%PDF mine"
+
+
+def test_an_export_names_the_files_windows_cannot_extract(live_server: LiveServer) -> None:
+    with live_server.client() as c:
+        assert c.put("/v1/files/img/what?.png".replace("?", "%3F"), content=b"1").status_code == 201
+        assert c.put("/v1/files/img/fine.png", content=b"1").status_code == 201
+        exported = c.get("/v1/export")
+        assert exported.headers["X-Export-Windows-Unsafe"] == "1"
+        listed = c.get("/v1/export/windows-unsafe").json()
+        assert listed["count"] == 1 and listed["notes"][0]["path"] == "img/what?.png"

@@ -685,7 +685,7 @@ class TransferService:
                 info.external_attr = 0o644 << 16
                 zf.writestr(info, store.read_blob(account, found.sha256))
                 written += 1
-                if found.kind == "attachment" and (why := paths.windows_problem(found.path)):
+                if (why := paths.windows_problem(found.path)) is not None:
                     unsafe.append(WindowsUnsafe(found.path, why))
             if len(page) < 500:
                 return written
@@ -695,11 +695,19 @@ class TransferService:
         """The live notes an export would hold that will not extract on Windows, in the
         export's order; read from the notes' keys, no markdown."""
         keys = self.vault.store.note_keys(caller.account_id)  # path key -> note
-        return [
+        found = [
             WindowsUnsafe(key.path, why)
             for _, key in sorted(keys.items())
             if (why := paths.windows_problem(key.path)) is not None
         ]
+        if self.attachments is not None:  # then the files, as the export writes them
+            stored = self.attachments.store.file_keys(caller.account_id).values()
+            found += [
+                WindowsUnsafe(f.path, why)
+                for f in sorted(stored, key=lambda f: f.path)
+                if (why := paths.windows_problem(f.path)) is not None
+            ]
+        return found
 
 
 def _after_commit(
