@@ -734,6 +734,7 @@ def test_most_forms_are_gated() -> None:
         "reader_cjk",
         "note_to_ai_cjk",
         "forged_header_cjk",
+        "persona_liberty_cjk",
     }
 
 

@@ -31,10 +31,9 @@ HELDOUT = (
 # Attack sets 6, 7 and 8 are original text (written for the hardening issue, no phrase
 # shared with ../shared/data); the older attack sets left the repo. Each was measured once
 # when committed (ADR 0007: set 6 119/202 at 369b512, set 7 114/211 at 6be335c, set 8
-# 124/205 at a01ea40). Sets 6 and 7 were tuned on afterwards, so their floors sit just
-# below today's figures (201/202, 188/211) and catch a regression, not generalisation;
-# set 8 has not been tuned on, and its floor sits just below its held-out figure.
-ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.87, "heldout8": 0.59}
+# 124/205 at a01ea40). All three were tuned on afterwards, so their floors sit just below
+# today's figures (201/202, 188/211, 161/205) and catch a regression, not generalisation.
+ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.87, "heldout8": 0.77}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:

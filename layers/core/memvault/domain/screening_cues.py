@@ -76,6 +76,7 @@ __all__ = [
     "NOTE_TO_RE",
     "READER_CJK_RE",
     "READER_RE",
+    "ROLE_CJK_RE",
     "ROLE_RE",
     "RULE_INJECTION_CUES",
     "TARGET_CJK_RE",
@@ -177,6 +178,17 @@ _TARGET_EN: Final = _w(
     "tell you to",
     "asked you to",
     "told you to do",
+    "everything preceding",
+    "everything before this",
+    "everything that came before",
+    "everything before my first message",
+    "all of the above",
+    "told you",
+    "context",
+    "initial context",
+    "framing",
+    "policy",
+    "behaviour",
     "configuration",
     "configurations",
     "config",
@@ -216,6 +228,24 @@ _TARGET_OTHER: Final = _w(
     "lo que te dijeron",
     "lo que te han dicho",
     "lo que te pidieron",
+    "todo lo anterior",
+    "tout ce qui precede",
+    "alles vor dieser",
+    "tudo antes desta",
+    "tutto cio che precede",
+    "te dijeron",
+    "t'ont dit",
+    "dir gesagt haben",
+    "ti hanno detto",
+    "te disseram",
+    "contexto",
+    "contexte",
+    "kontext",
+    "contesto",
+    "politique",
+    "politica",
+    "richtlinie",
+    "orientacoes",
     "configuracion",
     "configuracion inicial",
     "ajustes",
@@ -375,6 +405,9 @@ _TARGET_SLAVIC_STEMS: Final = _stem(
     "polecen",
     "wytyczn",
     "pokyn",
+    "всё, что было до",
+    "все, что было до",
+    "контекст",
     "конфигурац",
     "настройк",
     "системное сообщение",
@@ -416,6 +449,11 @@ _TARGET_CJK: Final = cjk(
     "系统规则",
     "安全规则",
     "所有要求",
+    "之前的所有内容",
+    "より前の内容",
+    "이전의 모든 내용",
+    "上下文",
+    "所有内容",
     "设置",
     "配置",
     "规矩",
@@ -756,6 +794,15 @@ _CANCEL_RE: Final = compile_rx(
                 "disclose",
                 "spell out",
                 "verbatim",
+                "sent by mistake",
+                "by mistake",
+                "stop relying on",
+                "compromised",
+                "untrusted",
+                "i revoke",
+                "hereby revoke",
+                "not reliable",
+                "unreliable",
                 "deprecated",
                 "rolled back",
                 "no longer active",
@@ -1003,6 +1050,17 @@ _CANCEL_RE: Final = compile_rx(
                 "deja de seguir",
                 "perdieron validez",
                 "revela",
+                "fueron un error",
+                "por error",
+                "revoco",
+                "eliminaron",
+                "se eliminaron",
+                "borraron",
+                "quitaron",
+                "retiraron",
+                "no fiable",
+                "quedaron suspendidas",
+                "suspendidas",
                 "palabra por palabra",
                 "copia aqui",
                 "salta",
@@ -1093,6 +1151,11 @@ _CANCEL_RE: Final = compile_rx(
                 "revelez",
                 "affiche",
                 "repete",
+                "par erreur",
+                "envoyees par erreur",
+                "revoque",
+                "non fiable",
+                "suspendues",
                 "mot pour mot",
                 "arrete de suivre",
                 "arretez de suivre",
@@ -1168,6 +1231,10 @@ _CANCEL_RE: Final = compile_rx(
                 "abgeschaltet",
                 "zeige",
                 "gib aus",
+                "versehentlich",
+                "widerrufe",
+                "unzuverlassig",
+                "nicht mehr beachten",
                 "wort fur wort",
                 "gib wieder",
                 "wiedergeben",
@@ -1234,6 +1301,10 @@ _CANCEL_RE: Final = compile_rx(
                 "ja nao",
                 "revele",
                 "mostre",
+                "por engano",
+                "revogo",
+                "nao confiavel",
+                "suspensas",
                 "palavra por palavra",
                 "copie aqui",
                 "passe por cima",
@@ -1294,6 +1365,9 @@ _CANCEL_RE: Final = compile_rx(
                 "rivela",
                 "mostra",
                 "ripeti",
+                "per errore",
+                "inaffidabile",
+                "sospese",
                 "ricopia",
                 "parola per parola",
                 "riporta",
@@ -1335,6 +1409,11 @@ _CANCEL_RE: Final = compile_rx(
                 "gecersiz",
                 "abaikan",
                 "lupakan",
+                "per ongeluk",
+                "przez pomylke",
+                "yanlislikla",
+                "tidak sengaja",
+                "gui nham",
                 "vergeet",
                 "negeren",
                 "unut",
@@ -1369,6 +1448,9 @@ _CANCEL_RE: Final = compile_rx(
                 "отключ",
                 "замен",
                 "пренебре",
+                "по ошибке",
+                "ненадежн",
+                "приостановлен",
                 "дословно",
                 "скопируй",
                 "проигнор",
@@ -1570,6 +1652,12 @@ _CANCEL_CJK_RE: Final = compile_rx(
                 "不用管",
                 "不算数",
                 "不作数",
+                "误发",
+                "不可信",
+                "暂停",
+                "已暂停",
+                "清除",
+                "已清除",
                 "逐字",
                 "复制",
                 "原样",
@@ -1626,6 +1714,9 @@ _CANCEL_CJK_RE: Final = compile_rx(
                 "解除",
                 "従わな",
                 "守らな",
+                "誤って",
+                "信用せず",
+                "無効として",
                 "一字一句",
                 "書き写",
                 "そのまま",
@@ -1792,6 +1883,27 @@ _POSSESSED_RE: Final = compile_rx(
     + r"[^\W\d_](?:[^\W_'-]|-(?=[^\W\d_]))*+(?<!'s)"
     + SEP
     + r"){0,2}+$"
+)
+# "your operator's instructions": the reader's makers hold them for it
+_YOUR_MAKERS_RE: Final = compile_rx(
+    NOT_AFTER_WORD
+    + words("your", "ur")
+    + SEP
+    + words(
+        "operator's",
+        "developer's",
+        "developers'",
+        "creator's",
+        "creators'",
+        "owner's",
+        "admin's",
+        "vendor's",
+        "maker's",
+        "makers'",
+        "operators'",
+    )
+    + SEP
+    + r"$"
 )
 _POSSESSED_CJK_RE: Final = compile_rx(r"(?:你|您|あなた|너|당신)[^\s。，,.!！?？、]{0,9}+$")
 
@@ -2041,7 +2153,39 @@ _RELATIVE_RE: Final = compile_rx(
     + r"[^.;:!?\n]{0,40}?"
     + NOT_AFTER_WORD
     + r"(?:"
-    + words("you", "u", "te", "ti", "dich", "dir", "тебя", "тебе", "vous", "euch", "voce")
+    + words(
+        "you",
+        "u",
+        "te",
+        "ti",
+        "dich",
+        "dir",
+        "тебя",
+        "тебе",
+        "vous",
+        "euch",
+        "voce",
+        "your",
+        "tus",
+        "tes",
+        "tu",
+        "ta",
+        "deine",
+        "deinen",
+        "deiner",
+        "suas",
+        "sua",
+        "tue",
+        "tuoi",
+        "tua",
+        "твои",
+        "твоих",
+        "твоей",
+        "this assistant",
+        "this model",
+        "this bot",
+        "this ai",
+    )
     + NOT_BEFORE_WORD
     + r"|t'|m'a|on t')"
 )
@@ -2300,6 +2444,19 @@ _PRIOR_RE: Final = compile_rx(
                 "you got",
                 "were set up with",
                 "came before",
+                "del principio",
+                "du debut",
+                "vom anfang",
+                "do comeco",
+                "dell'inizio",
+                "из начала",
+                "van het begin",
+                "z poczatku",
+                "bastaki",
+                "di awal",
+                "o dau",
+                "opening",
+                "the opening",
                 "de arriba",
                 "arriba",
                 "ci-dessus",
@@ -2424,6 +2581,8 @@ _PRIOR_RE: Final = compile_rx(
             cjk(
                 "之前",
                 "一开始",
+                "开头的",
+                "最初の",
                 "最初",
                 "起初",
                 "原本",
@@ -2690,6 +2849,10 @@ _TOPIC_RE: Final = compile_rx(
     + words(
         "one side",
         "the side",
+        "this assistant",
+        "this model",
+        "this bot",
+        "this ai",
         "hold",
         "the top",
         "tu",
@@ -2895,6 +3058,12 @@ _PAYLOAD_RE: Final = compile_rx(
                 "everything i ask",
                 "tell me everything",
                 "anything i want",
+                "con todo detalle",
+                "in full detail",
+                "en detail",
+                "ausfuhrlich",
+                "详细",
+                "в деталях",
                 "sin censura",
                 "sans censure",
                 "ohne zensur",
@@ -3430,7 +3599,9 @@ def cues_at(text: str, start: int, end: int) -> Cues:
     else:
         return Cues(found, 0)
     head = text[max(lo, start - 60) : start]
-    possessed = _POSSESSED_RE.search(head) or _POSSESSED_CJK_RE.search(head)
+    possessed = (
+        _POSSESSED_RE.search(head) or _POSSESSED_CJK_RE.search(head) or _YOUR_MAKERS_RE.search(head)
+    )
     if possessed is not None:
         found["addressed"] = possessed.group().strip()
         found["hold"] = "strong"
@@ -3515,7 +3686,7 @@ def describe(text: str, start: int, end: int) -> str:
         or NOTE_TO_CJK_RE.fullmatch(fragment)
     ):
         return f"words to the AI reading it '{fragment}'"
-    if ROLE_RE.fullmatch(fragment) is not None:
+    if ROLE_RE.fullmatch(fragment) or ROLE_CJK_RE.fullmatch(fragment):
         return f"a persona '{fragment}' with a liberty no assistant has"
     if DECODE_RE.fullmatch(fragment) or DECODE_CJK_RE.fullmatch(fragment):
         return f"an encoded order to act on '{fragment}'"
@@ -3687,6 +3858,11 @@ HEADER_RE: Final = compile_rx(
     words(
         "system",
         "system message",
+        "system_message",
+        "system instructions",
+        "system rules",
+        "system policy",
+        "system alert",
         "system notice",
         "system update",
         "system prompt",
@@ -3713,7 +3889,7 @@ HEADER_RE: Final = compile_rx(
 )
 HEADER_CJK_RE: Final = compile_rx(
     r"(?:【|\[|\()(?:系统|系統|システム|管理员|管理者)(?:】|\]|\))[^\n]{0,40}?(?:助手|模型|AI|ai|アシスタント)"
-    r"[^\n]{0,4}?(?:必须|必須|应该|要|は|が)"
+    r"[^\n]{0,20}?(?:必须|必須|应该|要|は|が)"
 )
 _LINE_DECORATION_RE: Final = re.compile(r"(?:^|\n)[ \t#=*>\-\[(<]*+$")
 _HEADER_FOLLOW_RE: Final = compile_rx(
@@ -3755,6 +3931,36 @@ _HEADER_FOLLOW_RE: Final = compile_rx(
             + SEP
             + opt(words("reading this", "that read this", "reading", "processing this"))
             + words("must", "will", "should", "shall"),
+            words(
+                "the assistant",
+                "the model",
+                "the ai",
+                "el asistente",
+                "l'assistant",
+                "der assistent",
+                "il modello",
+                "l'assistente",
+                "o assistente",
+            )
+            + r"[^.\n]{0,40}?"
+            + _w(
+                "is authorised",
+                "is authorized",
+                "is allowed",
+                "is permitted",
+                "has no",
+                "no longer",
+                "ya no",
+                "n'a plus",
+                "hat keine",
+                "non ha piu",
+                "nao tem mais",
+                "must",
+                "debe",
+                "doit",
+                "muss",
+                "deve",
+            ),
             _w(
                 "you are now",
                 "you must",
@@ -3799,6 +4005,12 @@ def header_check(text: str, m: re.Match[str]) -> bool:
 # Text addressed to the AI that reads it: "To any assistant that recalls this note:",
 # "If an AI is reading this, it should ...", "Language models processing this page:".
 _READER: Final = words(
+    "ai model",
+    "ai models",
+    "ai assistant",
+    "ai assistants",
+    "ai agent",
+    "ai agents",
     "ai",
     "ais",
     "assistant",
@@ -3892,6 +4104,11 @@ NOTE_TO_RE: Final = compile_rx(
         "instructions for",
         "instructions to",
         "nota para",
+        "para",
+        "pour",
+        "an",
+        "per",
+        "для",
         "mensaje para",
         "note pour",
         "note a",
@@ -3931,7 +4148,7 @@ NOTE_TO_RE: Final = compile_rx(
     + r"(?:que|qui|die|che|который|которая|that|who|which)[^\n:]{0,40})?[ \t]*+[:,]"
 )
 NOTE_TO_CJK_RE: Final = compile_rx(
-    r"(?:読んでいる|読む)(?:AI|ai|アシスタント|モデル)へ[:：]|给(?:AI|ai|助手|模型)的(?:提示|说明|留言)[:：]"
+    r"致[^。\n]{0,12}(?:AI|ai|助手|模型)[:：]|(?:読んでいる|読む)(?:AI|ai|アシスタント|モデル)へ[:：]|给(?:AI|ai|助手|模型)的(?:提示|说明|留言)[:：]"
 )
 
 
@@ -3982,6 +4199,27 @@ ROLE_RE: Final = compile_rx(
         "be an unrestricted",
         "be an uncensored",
         "imagine you are",
+        "you are a",
+        "you are an",
+        "you're a",
+        "you're an",
+        "tu es un",
+        "tu es une",
+        "tu es",
+        "du bist ein",
+        "du bist eine",
+        "du bist",
+        "voce e um",
+        "voce e uma",
+        "voce e",
+        "sei un",
+        "sei una",
+        "eres un",
+        "eres una",
+        "take on the persona of",
+        "assume the identity of",
+        "assume the role of",
+        "play as",
         "pretend you are",
         "pretend you're",
         "imagine you're",
@@ -4093,6 +4331,12 @@ _LIBERTY_RE: Final = compile_rx(
             ),
         ]
     )
+)
+
+
+ROLE_CJK_RE: Final = compile_rx(
+    r"(?:あなたは|君は|你是|你现在是|你扮演|你就是)[^。\n]{0,40}?"
+    r"(?:ルールがなく|ルールのない|制限のない|制限なし|断らない|没有任何(?:规则|限制)|从不拒绝|不会拒绝)"
 )
 
 
