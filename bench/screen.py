@@ -172,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "heldout6",
             "heldout7",
             "heldout8",
+            "heldout9",
         ),
         default="all",
         help="which sets to report",
@@ -217,6 +218,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         # first read it; measured once in ADR 0007
         attack_sets["held-out 8"] = corpora.load("heldout8_attacks")
         benign_sets["held-out 8 benign"] = corpora.load("heldout8_benign")
+    if args.sets in ("all", "heldout", "heldout9"):
+        # written after set 8's fixes (1ac9f7d), committed (88961a4) before the screen
+        # first read it; measured once in ADR 0007
+        attack_sets["held-out 9"] = corpora.load("heldout9_attacks")
+        benign_sets["held-out 9 benign"] = corpora.load("heldout9_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
