@@ -156,6 +156,10 @@ def test_an_import_job_killed_mid_commit_leaves_the_vault_as_it_was(
             # Nobody renews a dead job's leases: a minute later (on the child's real clock)
             # both have run out.
             clock.now = time.time() + J.LEASE_SECONDS + 1
+            # The ops schedule's part (nobody needs to be looking): the job is failed, its
+            # half-commit rolled back from the journal.
+            assert services.jobs.resume() == 1
+            assert _vault(services) == before
             failed = client.get(f"/v1/imports/{created['id']}").json()
             assert failed["status"] == "failed"
             assert failed["error"]["code"] == "job_interrupted"

@@ -72,7 +72,13 @@ class Ops:
     ) -> None:
         self.services = services
         self.powertools = powertools
-        self.upkeep = Upkeep(services.vault.indexing, services.billing, services.store, clock)
+        self.upkeep = Upkeep(
+            services.vault.indexing,
+            services.billing,
+            services.store,
+            clock,
+            jobs=services.jobs.resume,  # jobs whose worker died (ADR 0041)
+        )
         self.index_ready = EnsureOnce(lambda: ensure_search_index(services.settings))
 
     def handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -831,9 +831,8 @@ class JobStore(Protocol):
         ...
 
     def unfinished(self) -> list[Job]:
-        """Every organisation's queued and running jobs, for a server's start (embedded).
-        On DynamoDB, empty: no start-up finds them there (a job is settled by whoever
-        reads it next, or by the next event of its upload)."""
+        """Every organisation's queued and running jobs: what a server's start (embedded)
+        and the ops schedule (AWS) settle."""
         ...
 
     def recover_vault(self, account_id: str, *, now: float) -> bool | None:

@@ -460,13 +460,16 @@ class JobService:
         )
 
     def resume(self) -> int:
-        """At a server's start, the unfinished jobs a stopped one left: a running job whose
-        lease has run out is failed (its vault as before: a commit never half-lands), a
-        queued one is run again. How many were failed."""
+        """The unfinished jobs a dead worker left (at an embedded server's start; on the
+        ops schedule on AWS): a running job whose lease has run out is failed, its vault
+        rolled back; a queued one is run again (embedded). How many were failed."""
         failed = 0
         for job in self.jobs.unfinished():
             if job.status is JobStatus.QUEUED:
-                self._dispatch(job)
+                # Embedded: run it again. On AWS its object's event runs it (and asking
+                # again would overwrite an import's staged archive with the trigger).
+                if not self.blobs.direct:
+                    self._dispatch(job)
             elif self._settle(job).status is JobStatus.FAILED:
                 failed += 1
         return failed

@@ -8,7 +8,9 @@ minutes by default:
   searchable even when the process that queued them is gone;
 - **holds of crashed requests**: gateway holds past their expiry are settled at the held
   amount (``BillingService.release_expired``, ADR 0016), within minutes, not nightly;
-- **the queue's age**: how long the longest-waiting outbox has waited, for the alarm.
+- **the queue's age**: how long the longest-waiting outbox has waited, for the alarm;
+- **import and export jobs** (when given ``jobs``, ADR 0041): a job whose worker died is
+  failed once its lease has run out, its vault rolled back, even if nobody looks at it.
 
 Each part runs on its own: a search outage fails the drain (reported, the run counts
 as failed) but holds are still settled. ``stop`` says when the time is up (the Lambda
@@ -47,7 +49,9 @@ class Upkeep:
         billing: BillingService,
         outbox: SearchOutbox,
         clock: Callable[[], float],
+        jobs: Callable[[], int] | None = None,
     ) -> None:
+        self.jobs = jobs
         self.indexing = indexing
         self.billing = billing
         self.outbox = outbox
@@ -60,6 +64,8 @@ class Upkeep:
             "holds_released": self.billing.release_expired,
             "search_queue_drained": lambda: self.indexing.drain_all(stop),
         }
+        if self.jobs is not None:
+            parts["jobs_interrupted"] = self.jobs
         for name, part in parts.items():
             try:
                 counts[name] = part()

@@ -3,7 +3,10 @@
 A job is one item of the single table, ``A#<account>`` / ``JOB#<job id>`` (its stored
 form, ``domain.jobs.to_record``, as JSON in ``data``, its ``revision`` beside it for the
 conditional save, a TTL a week past its keeping); an organisation's import lease is
-``A#<account>`` / ``JOBLEASE`` (``job_id``, ``until``), taken with a condition. Staged
+``A#<account>`` / ``JOBLEASE`` (``job_id``, ``until``), taken with a condition; a job
+queued or running also has ``JOBS`` / ``<account>␟<job id>``, removed when it ends, so the
+ops schedule finds every unfinished job without a scan (``unfinished``) and settles the
+ones whose worker died. Staged
 archives live in the notes bucket under ``jobs/``: an upload (or an export's trigger, an
 empty object) at ``jobs/run/<account>/<job id>``, whose ObjectCreated event starts the
 job function, and an export's zip at ``jobs/out/<account>/<job id>.zip``. Clients send
@@ -14,6 +17,7 @@ declared Content-Length, and a GET.
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
@@ -25,12 +29,15 @@ from memvault.adapters.aws import bulk, keys, quota
 from memvault.adapters.aws.bodies import BodyStore
 from memvault.adapters.aws.clients import aws_errors, error_code
 from memvault.adapters.aws.dynamo import Table
-from memvault.domain.jobs import Job, from_record, new_signing_key, to_record
+from memvault.domain.jobs import Job, JobStatus, from_record, new_signing_key, to_record
 from memvault.errors import TooLarge
 from memvault.ports import BlobLink
 
+log = logging.getLogger("memvault.aws.jobs")
+
 JOB_PREFIX = "JOB#"
 LEASE_SK = "JOBLEASE"
+UNFINISHED_PK = "JOBS"  # outside every account partition, like REINDEX
 SIGNING_PK = SIGNING_SK = "JOBKEY"
 RUN_PREFIX = "jobs/run/"
 OUT_PREFIX = "jobs/out/"
@@ -85,6 +92,19 @@ class DynamoJobStore:
 
     def create(self, job: Job) -> None:
         self.table.put(self._item(job), ConditionExpression="attribute_not_exists(pk)")
+        self._mark(job)
+
+    def _mark(self, job: Job) -> None:
+        """The unfinished-job marker follows the job's state (best effort: a stale marker
+        costs the schedule one read, a missing one only the start-up sweep)."""
+        sk = f"{job.account_id}{keys.SEP}{job.id}"
+        try:
+            if job.status in (JobStatus.QUEUED, JobStatus.RUNNING):
+                self.table.put({keys.TABLE_PK: UNFINISHED_PK, keys.TABLE_SK: sk})
+            else:
+                self.table.delete(UNFINISHED_PK, sk)
+        except Exception:
+            log.warning("unfinished-job marker not updated", exc_info=True)
 
     def get(self, account_id: str, job_id: str) -> Job | None:
         item = self.table.get(keys.account_pk(account_id), job_sk(job_id))
@@ -101,6 +121,8 @@ class DynamoJobStore:
             if _conditional_failed(exc):
                 return False
             raise
+        if job.status is JobStatus.QUEUED or job.terminal:  # not every progress write
+            self._mark(job)
         return True
 
     def recent(self, account_id: str, limit: int) -> list[Job]:
@@ -189,7 +211,15 @@ class DynamoJobStore:
         return self._key
 
     def unfinished(self) -> list[Job]:
-        return []
+        found: list[Job] = []
+        for marker in self.table.query(UNFINISHED_PK, ""):
+            account_id, _sep, job_id = str(marker[keys.TABLE_SK]).partition(keys.SEP)
+            job = self.get(account_id, job_id)
+            if job is not None and job.status in (JobStatus.QUEUED, JobStatus.RUNNING):
+                found.append(job)
+            else:
+                self.table.delete(UNFINISHED_PK, str(marker[keys.TABLE_SK]))
+        return found
 
     def recover_vault(self, account_id: str, *, now: float) -> bool | None:
         lock = quota.read_state(self.table, keys.account_pk(account_id)).lock
