@@ -42,6 +42,13 @@ People and their access (an account is an organisation):
     A#!signin / B#<bucket>          sign-in attempt budgets, per address and per email
                                     digest (no account id can start with "!")
 
+Import and export jobs (adapters/aws/jobs.py, ADR 0041):
+
+    A#<account> / JOB#<job id>      a job: its stored form, revision; TTL
+    A#<account> / JOBLEASE          the organisation's import lease (job id, until)
+    JOBS / <account>␟<job id>       a queued or running job (the ops schedule's sweep)
+    JOBKEY / JOBKEY                 the key job tokens are signed with
+
 A key's records also carry ``member_id`` (its owner; absent on keys stored before
 members, until the upgrade), ``vault`` (False: bound to no vault) and
 ``owner_disabled`` (set on every key of a member who is disabled, so authentication
