@@ -4,8 +4,8 @@ Two kinds of set:
 
 * the project's own sets (tests/data/screening/, see its README): benign notes,
   ``dev_benign`` to tune on and ``heldout*_benign`` to measure on, with paths among
-  them, and three original attack sets, ``heldout6_attacks`` to ``heldout8_attacks``
-  (each measured once when committed; 6 and 7 regression sets since);
+  them, and four original attack sets, ``heldout6_attacks`` to ``heldout9_attacks``
+  (each measured once when committed; 6 to 8 regression sets since);
 * shared development data, read from ``../shared/data`` next to the repository (or
   ``$MEMVAULT_SHARED_DATA``) at run time and never copied here: the public
   injection examples of ``injections-dev/attacks.jsonl`` and the everyday notes of
@@ -44,7 +44,7 @@ def _jsonl(path: Path) -> list[dict[str, str]]:
 
 def load(name: str) -> list[Sample]:
     """A set of tests/data/screening: ``dev_benign``, ``heldout*_benign`` or
-    ``heldout6_attacks`` to ``heldout8_attacks``."""
+    ``heldout6_attacks`` to ``heldout9_attacks``."""
     return [
         Sample(
             id=row["id"],
