@@ -533,8 +533,9 @@ class _Reporter:
                 force or due or self._passed or self._latest != self.job.progress
             ):
                 return
-            with self._phase_lock:
+            with self._phase_lock:  # the ended phases and the latest, as one snapshot
                 passed, self._passed = self._passed, []
+                latest = self._latest
             now = svc.clock()
             try:
                 for ended in passed:  # a phase faster than a tick still shows
@@ -550,9 +551,7 @@ class _Reporter:
                     if not svc.jobs.renew_lease(self.job.account_id, self.job.id, until=until):
                         self._lost = True
                         return
-                moved = J.progressed(
-                    self.job, self._latest, now=now, lease_seconds=times.lease_seconds
-                )
+                moved = J.progressed(self.job, latest, now=now, lease_seconds=times.lease_seconds)
                 if svc.jobs.save(moved):
                     self.job = moved
                     self._last_renewal = time.monotonic() if due else self._last_renewal
