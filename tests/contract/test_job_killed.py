@@ -144,7 +144,9 @@ def test_an_import_job_killed_mid_commit_leaves_the_vault_as_it_was(
             half = _vault(services)[0]
             assert len(before[0]) < len(half) < notes + 1, "killed before or after the commit"
             job = client.get(f"/v1/imports/{created['id']}").json()
-            assert job["status"] == "running" and job["progress"]["phase"] == "committing"
+            # (Its figures are written every half second: the last one may be the parse's.)
+            assert job["status"] == "running"
+            assert job["progress"]["phase"] in ("parsing", "committing")
             # While the leases are live the organisation's vault is held: the next import
             # waits its turn, and a write is refused rather than mixed into the half-commit.
             busy = client.post("/v1/imports", json={"bytes": len(archive)})
