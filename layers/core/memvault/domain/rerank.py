@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -175,16 +175,22 @@ class _Note:
                 running += words[start + WINDOW_LINES] - words[start]
         return out
 
-    def starts_holding(self, stem: str) -> int:
-        """How many windows hold ``stem`` (a window starting at s holds lines s..s+W-1)."""
-        last_start = self.windows - 1
-        count, reach = 0, -1  # reach: the last window start already counted
-        for line in sorted(i for i, found in self.held.items() if stem in found):
-            low, high = max(0, line - WINDOW_LINES + 1, reach + 1), min(line, last_start)
-            if high >= low:
-                count += high - low + 1
-                reach = high
-        return count
+    def window_counts(self) -> dict[str, list[int]]:
+        """Per stem the note holds, how many times each window holds it (by first line)."""
+        out: dict[str, list[int]] = {}
+        size, windows = len(self.lines), self.windows
+        for stem in {stem for found in self.held.values() for stem in found}:
+            per_line = [0] * size
+            for line, found in self.held.items():
+                per_line[line] = found.get(stem, 0)
+            running = sum(per_line[:WINDOW_LINES])
+            sums = [0] * windows
+            for start in range(windows):
+                sums[start] = running
+                if start + WINDOW_LINES < size:
+                    running += per_line[start + WINDOW_LINES] - per_line[start]
+            out[stem] = sums
+        return out
 
 
 _LINE = re.compile(r"[^\S\n]*\S[^\n]*")  # a non-blank line (no line break in it)
@@ -226,7 +232,11 @@ def rerank(query: str, candidates: Sequence[Candidate]) -> list[Ranked]:
     total = sum(note.windows for note in read)
     lengths = [note.lengths() for note in read]
     average = max(1.0, sum(sum(each) for each in lengths) / total) if total else 1.0
-    held = {s: sum(note.starts_holding(s) for note in read) for s in stems}
+    counts = [note.window_counts() for note in read]
+    held: dict[str, int] = {}
+    for per_stem in counts:
+        for stem, sums in per_stem.items():
+            held[stem] = held.get(stem, 0) + sum(1 for n in sums if n)
     idf = {s: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for s, n in held.items() if n}
     norm = sum(idf.values())
     names = query_names(query) & set(stems)
@@ -234,23 +244,14 @@ def rerank(query: str, candidates: Sequence[Candidate]) -> list[Ranked]:
     ranked: list[tuple[float, int, Ranked]] = []
     for index, (candidate, note) in enumerate(zip(candidates, read, strict=True)):
         best, where = 0.0, (0, 0)
-        windows = note.windows
-        marked = sorted(note.held)
-        starts = sorted(
-            {
-                s
-                for line in marked
-                for s in range(max(0, line - WINDOW_LINES + 1), min(line, windows - 1) + 1)
-            }
-        )
-        for start in starts:
-            counts: dict[str, int] = {}
-            first = bisect_left(marked, start)
-            for line in marked[first : bisect_left(marked, start + WINDOW_LINES)]:
-                for stem, n in note.held[line].items():
-                    counts[stem] = counts.get(stem, 0) + n
-            shape = K1 * (1 - B + B * lengths[index][start] / average)
-            value = sum(idf[s] * f * (K1 + 1) / (f + shape) for s, f in counts.items())
+        terms = [(idf[stem], sums) for stem, sums in counts[index].items()]
+        for start, length in enumerate(lengths[index]) if terms else ():
+            shape = K1 * (1 - B + B * length / average)
+            value = 0.0
+            for weight, sums in terms:
+                f = sums[start]
+                if f:
+                    value += weight * f * (K1 + 1) / (f + shape)
             if value > best:
                 last = min(len(note.lines), start + WINDOW_LINES) - 1
                 best = value
