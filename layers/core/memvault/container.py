@@ -134,13 +134,14 @@ def build_services(
         from memvault.adapters.aws.budgets import DynamoRateLimiter
         from memvault.adapters.aws.ledger import DynamoLedger
 
-        aws_store, search, limiter = wiring.build(settings, policy)
+        search_client = wiring.SearchClient(settings)
+        aws_store, search, limiter = wiring.build(settings, policy, client=search_client)
         store, index = aws_store, search
         from memvault.adapters.aws.attachments import DynamoAttachmentStore
 
         file_store = DynamoAttachmentStore(aws_store.table, aws_store.bodies, notes=aws_store)
         if vectors is None and settings.embeddings != "off":
-            vectors = wiring.deferred_vector_index(settings, search)
+            vectors = wiring.deferred_vector_index(settings, search_client)
         from memvault.adapters.aws.profiles import DynamoProfileStore
 
         profile_store = DynamoProfileStore(aws_store.table)

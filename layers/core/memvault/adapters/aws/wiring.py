@@ -12,6 +12,7 @@ that searches until its first search (``deferred_vector_index``, ADR 0052).
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import ClientError
@@ -34,15 +35,48 @@ if TYPE_CHECKING:  # imported where used: importing them imports opensearch-py
     from memvault.adapters.aws.vectors import OpenSearchVectorIndex
 
 
+class SearchClient:
+    """The process's one OpenSearch client, built on first use (building it imports
+    opensearch-py). The notes index and the vector index both take it from here, so they
+    share one connection pool and each holds the client as built: neither depends on
+    which of them is used first, nor on what the other's ``client`` attribute holds then
+    (a vector index built from ``search.client`` on its first use kept whatever that was,
+    a swapped-out client included, for the life of the process)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._client: OpenSearch | None = None
+
+    def __call__(self) -> OpenSearch:
+        with self._lock:
+            if self._client is None:
+                from memvault.adapters.aws.search import make_client as make_search_client
+
+                settings = self._settings
+                self._client = make_search_client(
+                    _require_search_url(settings),
+                    auth=settings.opensearch_auth,
+                    region=settings.aws_region,
+                    timeout=settings.opensearch_timeout,
+                )
+            return self._client
+
+
 def build(
-    settings: Settings, policy: BucketPolicy, *, check: bool = True
+    settings: Settings,
+    policy: BucketPolicy,
+    *,
+    check: bool = True,
+    client: SearchClient | None = None,
 ) -> tuple[DynamoVaultStore, OpenSearchIndex, DynamoRateLimiter]:
     ddb = make_client("dynamodb", settings.aws_region, settings.dynamodb_endpoint)
     s3 = make_client("s3", settings.aws_region, settings.s3_endpoint)
     table = Table(ddb, settings.table)
     bodies = BodyStore(s3, settings.bucket)
     _require_search_url(settings)
-    index = cast("OpenSearchIndex", DeferredSearchIndex(lambda: search_index(settings)))
+    shared = client or SearchClient(settings)
+    index = cast("OpenSearchIndex", DeferredSearchIndex(lambda: search_index(settings, shared())))
     if check:
         check_resources(ddb, s3, settings)
     # Keys by hash are cached for 30 s (key_cache.py): a revocation made elsewhere takes
@@ -59,17 +93,13 @@ def _require_search_url(settings: Settings) -> str:
     return settings.opensearch_url
 
 
-def search_index(settings: Settings) -> OpenSearchIndex:
-    """The configured OpenSearch index (nothing is sent until it is used)."""
+def search_index(settings: Settings, client: OpenSearch | None = None) -> OpenSearchIndex:
+    """The configured OpenSearch index on ``client`` (a ``SearchClient``'s) or a new one
+    (nothing is sent until it is used)."""
     from memvault.adapters.aws.search import OpenSearchIndex
-    from memvault.adapters.aws.search import make_client as make_search_client
 
-    client = make_search_client(
-        _require_search_url(settings),
-        auth=settings.opensearch_auth,
-        region=settings.aws_region,
-        timeout=settings.opensearch_timeout,
-    )
+    if client is None:
+        client = SearchClient(settings)()
     return OpenSearchIndex(
         client,
         settings.opensearch_index,
@@ -97,12 +127,12 @@ def vector_index(settings: Settings, client: OpenSearch | None = None) -> OpenSe
     )
 
 
-def deferred_vector_index(settings: Settings, search: OpenSearchIndex) -> OpenSearchVectorIndex:
-    """``vector_index`` on ``search``'s client, built on first use like ``search`` itself
-    (reading ``search.client`` at start would build it, importing opensearch-py)."""
+def deferred_vector_index(settings: Settings, client: SearchClient) -> OpenSearchVectorIndex:
+    """``vector_index`` on ``client`` (the one ``build`` gave the notes index), built on
+    first use like the notes index itself (building either imports opensearch-py)."""
     return cast(
         "OpenSearchVectorIndex",
-        DeferredSearchIndex(lambda: vector_index(settings, search.client)),
+        DeferredSearchIndex(lambda: vector_index(settings, client())),
     )
 
 
