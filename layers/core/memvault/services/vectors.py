@@ -18,11 +18,10 @@ otherwise, and "off" when embeddings are off.
 from __future__ import annotations
 
 import logging
+from array import array
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
-
-import numpy as np
 
 from memvault.domain.chunking import chunk_note
 from memvault.domain.models import Note
@@ -37,6 +36,13 @@ VectorStatus = Literal["indexed", "pending", "off"]
 REEMBED_BATCH = 200
 # How many queued notes a vault's vector status counts at most.
 STATUS_QUEUE_SCAN = 10_000
+
+
+def _floats(packed: bytes) -> array[float]:
+    """float32 bytes as a sequence of floats, without a Python float each."""
+    out = array("f")
+    out.frombytes(packed)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +111,7 @@ class VectorSync:
                 rows_of: dict[str, list[ChunkVector]] = {}
                 for (path, _, _), (spans, blob) in zip(part, done_part, strict=True):
                     note = by_path[path]
-                    vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(spans), -1)
+                    width = len(blob) // max(1, len(spans))
                     rows_of[path] = [
                         ChunkVector(
                             note_id=note.id,
@@ -116,13 +122,11 @@ class VectorSync:
                             length=length,
                             text=note.markdown[offset : offset + length],
                             tags=note.tags,
-                            vector=vector.tolist(),
+                            vector=_floats(blob[n * width : (n + 1) * width]),
                             model=model,
                             updated_at=note.updated_at,
                         )
-                        for (index, heading, offset, length), vector in zip(
-                            spans, vectors, strict=True
-                        )
+                        for n, (index, heading, offset, length) in enumerate(spans)
                     ]
                     stored += len(spans)
                 self.vectors.upsert_notes(account_id, rows_of)

@@ -21,6 +21,7 @@ import ctypes
 import json
 import sqlite3
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -237,10 +238,12 @@ class _Matrix:
 
 
 def _blob(vector: Sequence[float], dimension: int) -> bytes:
-    array = np.asarray(vector, dtype=np.float32)
-    if array.shape != (dimension,):
-        raise ValueError(f"a vector of {array.shape} for dimension {dimension}")
-    return array.tobytes()
+    if isinstance(vector, array) and vector.typecode == "f" and len(vector) == dimension:
+        return vector.tobytes()  # float32 already (services.vector_workers)
+    array_ = np.asarray(vector, dtype=np.float32)
+    if array_.shape != (dimension,):
+        raise ValueError(f"a vector of {array_.shape} for dimension {dimension}")
+    return array_.tobytes()
 
 
 class SqliteVectorIndex:
