@@ -55,9 +55,14 @@ class Targets:
     colleague_memory: str = ""  # a colleague's memory profile (an item in it)
     colleague_item: str = ""
     file: str = ""  # an attachment's path (ADR 0043)
+    own_export: str = ""  # job ids (ADR 0041): an export the actor started
+    colleague_export: str = ""  # an export a member colleague started
+    colleague_import: str = ""  # an import the second owner started (members may not)
 
 
-def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
+def fresh_targets(
+    services: Services, org: Org, actor: str, n: int, *, jobs: bool = False
+) -> Targets:
     owner = org.owner.key_caller
     made = []
     for role in (Role.MEMBER, Role.OWNER):
@@ -96,7 +101,19 @@ def fresh_targets(services: Services, org: Org, actor: str, n: int) -> Targets:
     )
     own_memory, own_item = _memory_with_item(services, me.key_caller, f"own-{n}")
     colleague_memory, colleague_item = _memory_with_item(services, colleague_caller, f"theirs-{n}")
+    job_ids: dict[str, str] = {}
+    if jobs:  # only for the job rows: an export runs (on the embedded worker)
+        second_owner = services.callers.for_session(
+            made[1].secret, csrf_token=made[1].csrf_token, unsafe=True
+        )
+        mine = me.vault_caller if actor == "vault key" else me.caller  # as the actor calls
+        job_ids = {
+            "own_export": services.jobs.create_export(mine).id,
+            "colleague_export": services.jobs.create_export(colleague_caller).id,
+            "colleague_import": services.jobs.create_import(second_owner, 64).job.id,
+        }
     return Targets(
+        **job_ids,
         own_memory=own_memory,
         own_item=own_item,
         colleague_memory=colleague_memory,
@@ -130,6 +147,11 @@ class Route:
     allowed: frozenset[str]
     body: Callable[[Targets], Any] | None = None
     template: str = ""  # the app's route it exercises, when the path is not it
+    refused: int = 403  # 404 where a refusal must not tell that the target exists
+
+    @property
+    def jobs(self) -> bool:
+        return self.path.startswith(("/v1/imports/", "/v1/exports/"))
 
     @property
     def route(self) -> tuple[str, str]:
@@ -151,6 +173,7 @@ TEMPLATE_PARAMS = {
     ("member_invitation", "owner_invitation"): "invitation_id",
     ("own_memory", "colleague_memory"): "memory",
     ("own_item", "colleague_item"): "item_id",
+    ("own_export", "colleague_export", "colleague_import"): "job_id",
 }
 
 
@@ -161,6 +184,10 @@ OPEN_ROUTES = {
     ("POST", "/v1/invitations/accept"),
     ("DELETE", "/v1/sessions/current"),  # signs the actor out: tests/api/test_people_api.py
     ("POST", "/v1/import"),  # a body of its own: below
+    # A job's signed upload and download links take no Authorization, only their token:
+    # tests/contract/test_jobs.py, and the isolation suite's tokens of another job.
+    ("PUT", "/v1/imports/{job_id}/upload"),
+    ("GET", "/v1/exports/{job_id}/download"),
 }
 
 
@@ -283,6 +310,15 @@ ROUTES = [
     Route("GET", "/v1/files/{file}", EVERYONE, template="/v1/files/{path:path}"),
     Route("PUT", "/v1/files/{file}", EVERYONE, _json({"any": "bytes"}), "/v1/files/{path:path}"),
     Route("DELETE", "/v1/files/{file}", EVERYONE, template="/v1/files/{path:path}"),
+    # import and export jobs (ADR 0041): an import replaces the shared vault (owners,
+    # admins, vault keys); anyone exports; a job is seen by owners and admins, and by
+    # whoever started it (another's is not found: its existence is not told)
+    Route("POST", "/v1/imports", ADMINS | {"vault key"}, _json({"bytes": 64})),
+    Route("GET", "/v1/imports/{colleague_import}", ADMINS, refused=404),
+    Route("POST", "/v1/exports", EVERYONE),
+    Route("GET", "/v1/exports/{own_export}", EVERYONE),
+    Route("GET", "/v1/exports/{colleague_export}", ADMINS, refused=404),
+    Route("GET", "/v1/jobs", EVERYONE),
 ]
 
 
@@ -305,7 +341,7 @@ def test_each_role_on_each_route(live_server: LiveServer, route: Route) -> None:
     org = make_org(services, "org-a")
     wrong: list[str] = []
     for n, actor in enumerate(ACTORS):
-        targets = fresh_targets(services, org, actor, n)
+        targets = fresh_targets(services, org, actor, n, jobs=route.jobs)
         path = route.path.format(**vars(targets))
         body = route.body(targets) if route.body else None
         with client_for(live_server, org, actor) as client:
@@ -313,10 +349,12 @@ def test_each_role_on_each_route(live_server: LiveServer, route: Route) -> None:
         allowed = actor in route.allowed
         if allowed and not 200 <= r.status_code < 300:
             wrong.append(f"{actor}: expected 2xx, got {r.status_code} {r.text[:200]}")
-        if not allowed and r.status_code != 403:
-            wrong.append(f"{actor}: expected 403, got {r.status_code} {r.text[:200]}")
+        if not allowed and r.status_code != route.refused:
+            wrong.append(f"{actor}: expected {route.refused}, got {r.status_code} {r.text[:200]}")
         if not allowed and r.status_code == 403:
             assert r.json()["error"]["code"] in ("owner_required", "admin_required"), r.text
+        if not allowed and r.status_code == 404:
+            assert r.json()["error"]["code"] == "job_not_found", r.text
         # The password is set back, so later attempts sign in with it.
         if route.path == "/v1/me/password" and allowed:
             member = org.people[actor].member
