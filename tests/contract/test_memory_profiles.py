@@ -208,9 +208,7 @@ def test_the_listing_counts_current_items_by_type_as_the_memory_does(
     profiles.add_item(me, "kept", item_type=ItemType.FACT, text="Moved to Lyon.")
     # A retention of 30 days: the dog and the tone are past it, not yet swept.
     profiles.update(me, "kept", ProfilePatch(set_retention=True, retention_days=30))
-    listed = {
-        r.profile.slug: r.item_counts for r in profiles.list_memories(admin, limit=10).rows
-    }
+    listed = {r.profile.slug: r.item_counts for r in profiles.list_memories(admin, limit=10).rows}
     assert listed == {
         "empty": {"guardrail": 0, "preference": 0, "fact": 0},
         "kept": {"guardrail": 1, "preference": 0, "fact": 1},

@@ -13,7 +13,6 @@ from memvault.adapters.aws.dynamo import Item, serialize, values
 from memvault.domain.models import Account, ApiKey, KeySettings, Limits, SearchDefaults, Toggles
 from memvault.errors import Conflict, NotFound
 
-
 _DEFAULT_LIMITS = Limits()
 
 

@@ -8,7 +8,6 @@ from memvault.adapters.sqlite.base import SqliteParts
 from memvault.domain.models import Account, ApiKey, KeySettings, Limits, SearchDefaults, Toggles
 from memvault.errors import NotFound
 
-
 _DEFAULT_LIMITS = Limits()
 
 
