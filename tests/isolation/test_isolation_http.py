@@ -20,8 +20,17 @@ import httpx
 import pytest
 
 from memvault.api.app import create_app
+from memvault.domain import jobs as J
 from memvault.http_edge import SESSION_COOKIE
-from tests.isolation.world import A_FILES, A_PATHS, SEARCH, Probe, World, build_world
+from tests.isolation.world import (
+    A_FILES,
+    A_PATHS,
+    SEARCH,
+    Probe,
+    World,
+    add_jobs,
+    build_world,
+)
 from tests.mcp.helpers import post, rpc
 from tests.support.people import PASSWORD, Person
 from tests.support.routes import api_routes
@@ -34,7 +43,9 @@ _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
 
 @pytest.fixture
 def world(server: LiveServer) -> World:
-    return build_world(server.services)
+    built = build_world(server.services)
+    add_jobs(built)
+    return built
 
 
 def management_routes(server: LiveServer) -> list[tuple[str, str]]:
@@ -52,6 +63,7 @@ def values_for(world: World, param: str) -> list[str]:
         "session_id": ids["session"],
         "memory": ids["memory"],
         "item_id": ids["item"],
+        "job_id": ids["job"],
     }[param]
 
 
@@ -71,6 +83,11 @@ def body_for(world: World, method: str, template: str) -> dict[str, Any]:
         ("POST", "/v1/notes/{path:path}/move"): {"json": {"to": "b-moved.md"}},
         ("POST", "/v1/import"): {"content": _zip(), "headers": {"Content-Type": "application/zip"}},
         ("PUT", "/v1/files/{path:path}"): {"content": b"written by B"},
+        ("POST", "/v1/imports"): {"json": {"bytes": len(_zip()), "filename": "b.zip"}},
+        ("PUT", "/v1/imports/{job_id}/upload"): {
+            "content": _zip(),
+            "headers": {"Content-Type": "application/zip"},
+        },
         ("POST", "/v1/keys"): {"json": {"name": "b-key"}},
         ("PATCH", "/v1/keys/{key_id}"): {"json": {"recall": False}},
         ("PATCH", "/v1/account/limits"): {"json": {"max_notes": 9}},
@@ -138,6 +155,13 @@ def b_clients(server: LiveServer, world: World) -> Iterator[tuple[str, httpx.Cli
     yield "B key + A cookie", mixed
 
 
+# The signed links of jobs: what authorises them is the token in the URL (its purpose).
+TOKEN_ROUTES = {
+    "/v1/imports/{job_id}/upload": J.UPLOAD,
+    "/v1/exports/{job_id}/download": J.DOWNLOAD,
+}
+
+
 def test_no_route_lets_one_organisation_see_or_touch_another(
     server: LiveServer, world: World
 ) -> None:
@@ -164,6 +188,8 @@ def test_no_route_lets_one_organisation_see_or_touch_another(
                         url += f"?q={SEARCH}&limit=50"
                     if template == "/v1/usage":
                         url += "?key_id=" + world.a_ids()["key"][0]
+                    if template in TOKEN_ROUTES:  # B's valid token of B's own job
+                        url += "?token=" + world.b_tokens[TOKEN_ROUTES[template]]
                     response = client.request(method, url, **kwargs)
                     attempted.add((method, template))
                     probe.seen(
@@ -189,8 +215,40 @@ def test_no_route_lets_one_organisation_see_or_touch_another(
             refused.status_code == 403 and refused.json()["error"]["code"] == "csrf_token_invalid"
         )
 
+    _check_job_tokens(server, world, probe)
     probe.assert_no_leaks(at_least=5 * 60)
     assert world.snapshot() == before, "organisation A changed under B's requests"
+
+
+def _check_job_tokens(server: LiveServer, world: World, probe: Probe) -> None:
+    """A job's token works for that job's link only: never another job's (A's or B's),
+    nor the other purpose's. B's own download token does fetch B's export (so the
+    refusals are the tokens', not a broken route)."""
+    a_import, a_export = world.a_jobs
+    b_import, b_export = world.b_jobs[J.UPLOAD], world.b_jobs[J.DOWNLOAD]
+    upload, download = "/v1/imports/{}/upload?token={}", "/v1/exports/{}/download?token={}"
+    tries = [
+        (upload, b_import, world.a_tokens[J.UPLOAD]),
+        (upload, a_export, world.a_tokens[J.UPLOAD]),
+        (upload, a_import, world.a_tokens[J.DOWNLOAD]),
+        (upload, a_import, world.b_tokens[J.UPLOAD]),
+        (download, b_export, world.a_tokens[J.DOWNLOAD]),
+        (download, a_import, world.a_tokens[J.DOWNLOAD]),
+        (download, a_export, world.a_tokens[J.UPLOAD]),
+        (download, a_export, world.b_tokens[J.DOWNLOAD]),
+    ]
+    with httpx.Client(base_url=server.url, timeout=60.0) as anyone:
+        for link, job_id, token in tries:
+            url = link.format(job_id, token)
+            if link is upload:
+                r = anyone.put(url, content=_zip(), headers={"Content-Type": "application/zip"})
+            else:
+                r = anyone.get(url)
+            probe.seen(f"token link {url} -> {r.status_code}", _answer(r), url)
+            assert r.status_code == 401, (url, r.status_code, r.text)
+            assert r.json()["error"]["code"] == "invalid_token", r.text
+        own = anyone.get(download.format(b_export, world.b_tokens[J.DOWNLOAD]))
+        assert own.status_code == 200 and own.content[:2] == b"PK", own.text
 
 
 def _check_upstream(probe: Probe, upstream: ScriptedUpstream, name: str, sent: str) -> None:

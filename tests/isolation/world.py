@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.container import Services
+from memvault.domain import jobs as J
 from memvault.domain.identity import AuditKind, Role
 from memvault.domain.models import UsageRecord
 from memvault.domain.profiles import ItemType
@@ -96,6 +97,12 @@ class World:
     a_invitation_id: str
     a_memories: list[str] = field(default_factory=list)  # memory profile ids
     a_items: list[str] = field(default_factory=list)  # their items' ids
+    # Import and export jobs (add_jobs): A's job ids, and the tokens of the signed upload
+    # and download links (by purpose) of A's jobs and of B's own.
+    a_jobs: list[str] = field(default_factory=list)
+    a_tokens: dict[str, str] = field(default_factory=dict)
+    b_jobs: dict[str, str] = field(default_factory=dict)  # purpose -> B's job id
+    b_tokens: dict[str, str] = field(default_factory=dict)
 
     def probe(self) -> Probe:
         return Probe(set(self.markers))
@@ -118,6 +125,7 @@ class World:
             "invitation": [self.a_invitation_id],
             "memory": [*self.a_memories, "user-1"],  # ids, and the slug B also uses
             "item": self.a_items,
+            "job": self.a_jobs,
         }
 
     def snapshot(self) -> Any:
@@ -167,6 +175,10 @@ class World:
             store.tag_counts(account),
             sorted(self.services.attachments.store.file_keys(account).values(), key=str),
             acct.total_bytes,
+            [
+                (j.id, j.status, j.updated_at, j.blob_bytes)
+                for j in self.services.jobs.jobs.recent(account, 100)
+            ],
         )
 
 
@@ -237,3 +249,38 @@ def build_world(services: Services) -> World:
     return World(
         services, a, b, markers, invitation.invitation.id, a_memories=a_memories, a_items=a_items
     )
+
+
+def job_token(services: Services, purpose: str, job: J.Job) -> str:
+    """The token of a job's signed link: what the embedded server puts in it (on AWS the
+    links are presigned S3 ones, and this is the same signature its token routes check)."""
+    return J.sign_token(
+        services.jobs.jobs.signing_key(), purpose, job.account_id, job.id, job.expires_at
+    )
+
+
+def add_jobs(world: World) -> None:
+    """An import awaiting its upload and an export that succeeded, in A and in B: A's are
+    what B attacks; B's tokens are the valid ones B holds, tried on A's jobs."""
+    from tests.support.jobs import deliver
+
+    services = world.services
+    for org, ids, tokens in (
+        (world.a, None, world.a_tokens),
+        (world.b, world.b_jobs, world.b_tokens),
+    ):
+        made = services.jobs.create_import(org.owner.caller, 64, "vault.zip").job
+        export = services.jobs.create_export(org.owner.caller)
+        if services.settings.backend == "aws":
+            deliver(services, org.id, export.id)
+        elif services.jobs.worker is not None:
+            assert services.jobs.worker.idle()
+        done = services.jobs.get(org.owner.caller, export.id)
+        assert done.status is J.JobStatus.SUCCEEDED, done
+        tokens[J.UPLOAD] = job_token(services, J.UPLOAD, made)
+        tokens[J.DOWNLOAD] = job_token(services, J.DOWNLOAD, done)
+        if ids is None:
+            world.a_jobs = [made.id, export.id]
+            world.markers |= set(world.a_jobs)
+        else:
+            ids.update({J.UPLOAD: made.id, J.DOWNLOAD: export.id})
