@@ -13,6 +13,7 @@ called here, so no route can lose its AWS coverage unnoticed.
 from __future__ import annotations
 
 import io
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +25,11 @@ from starlette.routing import Match
 
 from memvault.api.app import create_app
 from memvault.container import build_services
+from memvault.domain import jobs as J
 from tests.api.helpers import url
 from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
+from tests.support.jobs import TERMINAL, deliver, moto_http
 from tests.support.routes import api_routes, flat_routes
 from tests.support.servers import LiveServer, serve
 
@@ -35,7 +38,8 @@ PLAN = "projects/Launch plan.md"
 
 @pytest.fixture
 def aws_server(tmp_path: Path, clock: FakeClock) -> Iterator[LiveServer]:
-    with backend_settings(tmp_path, "aws") as settings:
+    # The job API's presigned S3 links name moto's loopback server (tests/support/jobs.py).
+    with backend_settings(tmp_path, "aws", s3_presign_endpoint=moto_http()) as settings:
         yield from serve(build_services(settings, clock=clock), clock)
 
 
@@ -262,6 +266,57 @@ def memory_profiles(c: RecordingClient) -> None:
     assert c.request("GET", f"/v1/memories/{memory_id}").status_code == 404
 
 
+def _job_ended(c: RecordingClient, path: str) -> dict[str, Any]:
+    for _ in range(500):
+        job: dict[str, Any] = ok(c.request("GET", path)).json()
+        if job["status"] in TERMINAL:
+            return job
+        time.sleep(0.02)
+    raise AssertionError(f"{path} did not end: {job}")
+
+
+def jobs(c: RecordingClient, server: LiveServer) -> None:
+    """Import and export jobs on S3 (ADR 0041): the presigned PUT and GET answer with no
+    Authorization; S3's Object Created event is handed to the job function (deliver)."""
+    services = server.services
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("jobs/Four.md", "# Four\n\nsee [[Two]]\n")
+    archive_bytes = buffer.getvalue()
+    created = ok(c.request("POST", "/v1/imports", json={"bytes": len(archive_bytes)}), 201).json()
+    upload = created["upload"]
+    assert upload["url"].startswith(moto_http()), upload  # S3's, not memvault's
+    ok(httpx.put(upload["url"], content=archive_bytes, headers=upload["headers"], timeout=60))
+    deliver(services, "local", created["id"])
+    imported = _job_ended(c, f"/v1/imports/{created['id']}")
+    assert imported["status"] == "succeeded", imported
+    assert imported["report"]["created"] == 1
+    assert ok(c.request("GET", url("jobs/Four.md"))).json()["title"] == "Four"
+
+    export = ok(c.request("POST", "/v1/exports"), 202).json()
+    deliver(services, "local", export["id"])
+    exported = _job_ended(c, f"/v1/exports/{export['id']}")
+    assert exported["status"] == "succeeded", exported
+    fetched = httpx.get(exported["download"]["url"], timeout=60)  # presigned S3 GET
+    assert fetched.status_code == 200
+    assert fetched.content == ok(c.request("GET", "/v1/export")).content
+    listed = ok(c.request("GET", "/v1/jobs?limit=5")).json()["items"]
+    assert [j["id"] for j in listed] == [export["id"], created["id"]]
+
+    # memvault's own token links are the embedded server's; on AWS none is handed out
+    # (the links are S3's). A token signed for another job (or purpose) is not valid.
+    key, until = services.jobs.jobs.signing_key(), services.jobs.clock() + 600
+    upload_token = J.sign_token(key, J.UPLOAD, "local", export["id"], until)
+    download_token = J.sign_token(key, J.DOWNLOAD, "local", created["id"], until)
+    for method, path in (
+        ("PUT", f"/v1/imports/{created['id']}/upload?token={download_token}"),
+        ("GET", f"/v1/exports/{export['id']}/download?token={upload_token}"),
+    ):
+        refused = c.request(method, path, content=archive_bytes if method == "PUT" else None)
+        assert refused.status_code == 401, refused.text
+        assert refused.json()["error"]["code"] == "invalid_token"
+
+
 def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
     calls: set[tuple[str, str]] = set()
     client = RecordingClient(aws_server, calls)
@@ -272,6 +327,7 @@ def test_every_management_route_answers_on_aws(aws_server: LiveServer) -> None:
         keys_account_and_billing(client)
         org_members_and_sessions(client, aws_server, calls)
         memory_profiles(client)
+        jobs(client, aws_server)
     finally:
         client.close()
     # Every management route of the app must have been called above.
