@@ -84,6 +84,8 @@ EXPECTED: dict[Action, dict[str, set[str]]] = {
     Action.IMPORT_VAULT: {"owner": ALL, "admin": ALL, "member": NONE, "vault key": ALL},
     Action.EXPORT_VAULT: {"owner": ALL, "admin": ALL, "member": ALL, "vault key": ALL},
     Action.READ_JOB: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": OWN},
+    # A large file's upload is finished by whoever began it, or an owner or admin.
+    Action.FINISH_UPLOAD: {"owner": ALL, "admin": ALL, "member": OWN, "vault key": OWN},
 }
 ACTORS = {
     "owner": actor(OWNER),

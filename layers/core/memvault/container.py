@@ -42,6 +42,7 @@ from memvault.services.org import OrgService
 from memvault.services.profiles import ProfileService
 from memvault.services.sessions import SessionService
 from memvault.services.transfer import ImportLimits, TransferService
+from memvault.services.uploads import FileUploadService
 from memvault.services.vault import VaultService
 from memvault.services.vectors import VectorSync
 from memvault.settings import Settings, get_settings
@@ -73,6 +74,7 @@ class Services:
     profiles: ProfileService  # memory profiles (memIDs)
     response_cache: ResponseCache  # the gateway's exact-match cache (domain.response_cache)
     attachments: AttachmentService  # the vault's files that are not notes (ADR 0043)
+    uploads: FileUploadService  # one large file up and down, past Lambda's payload
     # Responses ids a client got -> the upstream response they continue (ADR 0045).
     response_chains: ResponseChainStore
 
@@ -217,6 +219,7 @@ def build_services(
         attachments=attachments,
     )
     jobs = build_jobs(settings, store, transfer, clock)
+    uploads = build_uploads(settings, attachments, jobs, clock)
     accounts = AccountService(store, clock)
     audit, sessions, members = build_people(
         settings, store, accounts, clock, email_attempts, client_attempts
@@ -244,6 +247,7 @@ def build_services(
         response_cache=response_cache,
         attachments=attachments,
         response_chains=response_chains,
+        uploads=uploads,
     )
 
 
@@ -275,6 +279,30 @@ def build_jobs(
     presigner = make_client("s3", settings.aws_region, presign_endpoint)
     s3_blobs = S3TransferBlobs(bodies.client, presigner, bodies.bucket)
     return JobService(DynamoJobStore(table, bodies), s3_blobs, transfer, clock, times=times)
+
+
+def build_uploads(
+    settings: Settings,
+    attachments: AttachmentService,
+    jobs: JobService,
+    clock: Callable[[], float],
+) -> FileUploadService:
+    """Large single files: staged under the data dir embedded, or under the bucket's
+    ``uploads/`` through the job archives' presigning client on AWS; links and tokens
+    signed as the jobs' are (their key)."""
+    from memvault.ports import FileUploads
+
+    staging: FileUploads
+    if settings.backend == "sqlite":
+        from memvault.adapters.sqlite.uploads import FileUploadFolders
+
+        staging = FileUploadFolders(settings.data_dir / "uploads")
+    else:
+        from memvault.adapters.aws.uploads import S3FileUploads
+
+        blobs = jobs.blobs
+        staging = S3FileUploads(blobs.client, blobs.presigner, blobs.bucket)  # type: ignore[attr-defined]
+    return FileUploadService(attachments, staging, jobs.jobs.signing_key, clock)
 
 
 def sign_in_policies(settings: Settings) -> tuple[BucketPolicy, BucketPolicy]:

@@ -734,11 +734,16 @@ class AttachmentStore(Protocol):
     in its own transaction, the file limit and the byte quota the vault's notes share
     (its bytes count in the account's ``total_bytes``)."""
 
-    def stage_blob(self, account_id: str, sha256: str, data: bytes) -> bool:
-        """Store the bytes under their digest; True when they were not stored yet."""
+    def stage_blob(self, account_id: str, sha256: str, data: bytes | IO[bytes]) -> bool:
+        """Store the bytes (or a file's, read from where it stands) under their digest;
+        True when they were not stored yet."""
         ...
 
     def read_blob(self, account_id: str, sha256: str) -> bytes: ...
+    def open_blob(self, account_id: str, sha256: str) -> IO[bytes]:
+        """The bytes as a stream, read as they are sent (close it when done)."""
+        ...
+
     def get_file(self, account_id: str, path: str) -> StoredFile | None:
         """The file at ``path``'s key (case-insensitive, NFC), or None."""
         ...
@@ -852,6 +857,62 @@ class BlobLink:
     url: str
     headers: dict[str, str]
     expires_at: float
+
+
+class FileUploads(Protocol):
+    """Where one large file's upload waits for its completion (``services.uploads``):
+    ``uploads/<account>/<id>`` in the notes bucket, sent by a presigned PUT (``direct``),
+    or a folder under the data dir that memvault's own token URL writes. Beside the
+    bytes, the upload's record (``meta``: path, declared size, digest, who). Staged
+    uploads are never part of the vault: completing one copies its bytes into the
+    content-addressed store through ``AttachmentService``; anything left is swept."""
+
+    @property
+    def direct(self) -> bool: ...
+    def begin(self, account_id: str, upload_id: str, meta: Mapping[str, object]) -> None: ...
+    def meta(self, account_id: str, upload_id: str) -> dict[str, object] | None: ...
+    def upload_link(
+        self,
+        account_id: str,
+        upload_id: str,
+        *,
+        size: int,
+        content_type: str,
+        expires_at: float,
+        now: float,
+    ) -> BlobLink | None:
+        """A presigned PUT of exactly ``size`` bytes, or None when not ``direct``."""
+        ...
+
+    def write(
+        self, account_id: str, upload_id: str, chunks: Iterator[bytes], *, max_bytes: int
+    ) -> int:
+        """Embedded: stage the bytes; TooLarge past ``max_bytes`` (nothing kept)."""
+        ...
+
+    def size(self, account_id: str, upload_id: str) -> int | None: ...
+    def open(self, account_id: str, upload_id: str) -> IO[bytes] | None:
+        """The staged bytes as a stream, None when nothing arrived."""
+        ...
+
+    def discard(self, account_id: str, upload_id: str) -> None: ...
+    def sweep(self, account_id: str, *, older_than: float) -> int:
+        """Drop the account's uploads begun before ``older_than``."""
+        ...
+
+    def download_link(
+        self,
+        account_id: str,
+        sha256: str,
+        *,
+        disposition: str,
+        content_type: str,
+        seconds: int,
+        now: float,
+    ) -> BlobLink | None:
+        """A presigned GET of a stored file's bytes (content-addressed, ``direct`` only)
+        answering with these headers; None when memvault serves the bytes itself."""
+        ...
 
 
 class TransferBlobs(Protocol):

@@ -75,6 +75,9 @@ class Action(StrEnum):
     IMPORT_VAULT = "vault.import"
     EXPORT_VAULT = "vault.export"
     READ_JOB = "jobs.read"
+    # A large file's upload (POST /v1/files/uploads): completed, or its bytes sent, only
+    # by whoever began it (its member, its key), or an owner or admin of the vault.
+    FINISH_UPLOAD = "files.upload"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,7 @@ TABLE: dict[Action, Permission] = {
     Action.IMPORT_VAULT:      Permission(ANY,       ANY,       NO,     ANY),
     Action.EXPORT_VAULT:      Permission(ANY,       ANY,       ANY,    ANY),
     Action.READ_JOB:          Permission(ANY,       ANY,       OWN,    OWN),
+    Action.FINISH_UPLOAD:     Permission(ANY,       ANY,       OWN,    OWN),
 }
 # fmt: on
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO
 
 from memvault.domain import attachments as files
 from memvault.domain import paths
@@ -80,13 +81,21 @@ class AttachmentService:
         return found
 
     def download(self, caller: Caller, path: str) -> tuple[StoredFile, bytes]:
+        found = self.get_for_download(caller, path)
+        return found, self.store.read_blob(caller.account_id, found.sha256)
+
+    def get_for_download(self, caller: Caller, path: str) -> StoredFile:
+        """The file whose bytes ``caller`` is about to fetch (never a model)."""
         if caller.is_model:
             raise PermissionDenied(
                 "a model may not read a file's bytes; memory_read describes it",
                 code="file_bytes_for_people",
             )
-        found = self.get(caller, path)
-        return found, self.store.read_blob(caller.account_id, found.sha256)
+        return self.get(caller, path)
+
+    def open_bytes(self, account_id: str, found: StoredFile) -> IO[bytes]:
+        """The file's bytes as a stream (a large download, not read whole)."""
+        return self.store.open_blob(account_id, found.sha256)
 
     def list_files(
         self,
@@ -120,19 +129,59 @@ class AttachmentService:
         return self.notes.get_summaries(caller.account_id, self.linked_from(caller, path))
 
     # ------------------------------------------------------------------ writes
-    def put(self, caller: Caller, path: str, data: bytes) -> FileOutcome:
+    def admit(self, caller: Caller, path: str, size: int) -> tuple[str, FileKind]:
+        """What every write of a file checks before its bytes are kept: who writes, the
+        path's rules, the size cap (the file limit and byte quota: at the commit)."""
         if caller.is_model:
             raise PermissionDenied("a model may not write files", code="file_writes_for_people")
         norm, kind = files.normalize_any(path)
-        files.check_file_size(norm, len(data), self.limits(caller.account_id))
+        files.check_file_size(norm, size, self.limits(caller.account_id))
+        return norm, kind
+
+    def check_room(self, caller: Caller, path: str, size: int) -> None:
+        """The file limit and byte quota as they stand, for a file about to be sent (a
+        large upload's early refusal; the commit checks them again, authoritatively)."""
+        account = self.accounts.get_account(caller.account_id)
+        if account is None:
+            return
+        current = self.store.get_file(caller.account_id, path)
+        usage = self.store.file_usage(caller.account_id)
+        files.check_file_quota(
+            files_before=usage.files,
+            files_after=usage.files + (0 if current else 1),
+            bytes_before=account.total_bytes,
+            bytes_after=account.total_bytes + size - (current.size if current else 0),
+            limits=account.limits,
+        )
+
+    def put(self, caller: Caller, path: str, data: bytes) -> FileOutcome:
+        norm, kind = self.admit(caller, path, len(data))
+        return self._put(caller, norm, kind, len(data), files.sha256_bytes(data), data)
+
+    def put_staged(
+        self, caller: Caller, path: str, source: IO[bytes], *, size: int, sha256: str
+    ) -> FileOutcome:
+        """``put`` of a large upload's bytes (``services.uploads``): ``source`` holds
+        ``size`` bytes whose digest is ``sha256``, read once into the store."""
+        norm, kind = self.admit(caller, path, size)
+        return self._put(caller, norm, kind, size, sha256, source)
+
+    def _put(
+        self,
+        caller: Caller,
+        norm: str,
+        kind: FileKind,
+        size: int,
+        sha: str,
+        data: bytes | IO[bytes],
+    ) -> FileOutcome:
         self.budgets.charge(caller.account_id, Bucket.WRITES)
-        sha = files.sha256_bytes(data)
         current = self.store.get_file(caller.account_id, norm)
         if current is not None and current.sha256 == sha and current.path == norm:
             return FileOutcome(current, created=False, changed=False)
         target = current.path if current is not None else norm
         staged = self.store.stage_blob(caller.account_id, sha, data)
-        change = PutFile(target, kind, len(data), sha, files.content_type(target))
+        change = PutFile(target, kind, size, sha, files.content_type(target))
         try:
             done = self.store.commit_files(caller.account_id, [change], now=self.clock())
         except BaseException:

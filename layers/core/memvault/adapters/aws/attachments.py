@@ -21,8 +21,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
+from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 from memvault.adapters.aws import dynamo, keys, quota
@@ -68,6 +69,10 @@ def name_sk(name_key: str, path_key: str) -> str:
     return f"{NAME_PREFIX}{name_key}{keys.SEP}{path_key}"
 
 
+# A large file goes up in parallel parts.
+BLOB_TRANSFER = TransferConfig(multipart_chunksize=16 * 1024 * 1024, max_concurrency=4)
+
+
 def blob_key(account_id: str, sha256: str) -> str:
     return f"{account_id}/files/{sha256}"
 
@@ -96,7 +101,7 @@ class DynamoAttachmentStore(DynamoParts):
         self.notes = notes  # whose commit an import's files ride in
 
     # ------------------------------------------------------------------ blobs
-    def stage_blob(self, account_id: str, sha256: str, data: bytes) -> bool:
+    def stage_blob(self, account_id: str, sha256: str, data: bytes | IO[bytes]) -> bool:
         key = blob_key(account_id, sha256)
         client, bucket = self.bodies.client, self.bodies.bucket
         try:
@@ -111,8 +116,25 @@ class DynamoAttachmentStore(DynamoParts):
         # Written again when it exists too: its time restarts the orphan sweep's grace.
         with aws_errors("the files bucket"):
             self.bodies.count_request()
-            client.put_object(Bucket=bucket, Key=key, Body=data)
+            if isinstance(data, bytes):
+                client.put_object(Bucket=bucket, Key=key, Body=data)
+            else:  # a large file: in parts, never whole in memory
+                client.upload_fileobj(data, bucket, key, Config=BLOB_TRANSFER)
         return not existed
+
+    def open_blob(self, account_id: str, sha256: str) -> IO[bytes]:
+        try:
+            with aws_errors("the files bucket"):
+                self.bodies.count_request()
+                out = self.bodies.client.get_object(
+                    Bucket=self.bodies.bucket, Key=blob_key(account_id, sha256)
+                )
+        except ClientError as exc:
+            if error_code(exc) in ("NoSuchKey", "404"):
+                raise NotFound("the file's bytes are missing", code="file_not_found") from exc
+            raise
+        body: IO[bytes] = out["Body"]
+        return body
 
     def read_blob(self, account_id: str, sha256: str) -> bytes:
         try:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import sqlite3
 import tempfile
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import IO
 
 from memvault.adapters.sqlite.base import SqliteParts
 from memvault.adapters.sqlite.db import Database
@@ -92,7 +94,7 @@ class SqliteAttachmentStore(SqliteParts):
         )
         return self.root / folder / sha256[:2] / sha256
 
-    def stage_blob(self, account_id: str, sha256: str, data: bytes) -> bool:
+    def stage_blob(self, account_id: str, sha256: str, data: bytes | IO[bytes]) -> bool:
         target = self._blob_path(account_id, sha256)
         if target.exists():
             os.utime(target)  # staged again: the sweep's grace period starts over
@@ -101,7 +103,10 @@ class SqliteAttachmentStore(SqliteParts):
         try:
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".staging-")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                if isinstance(data, bytes):
+                    fh.write(data)
+                else:
+                    shutil.copyfileobj(data, fh, 1024 * 1024)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, target)
@@ -115,6 +120,12 @@ class SqliteAttachmentStore(SqliteParts):
     def read_blob(self, account_id: str, sha256: str) -> bytes:
         try:
             return self._blob_path(account_id, sha256).read_bytes()
+        except FileNotFoundError as exc:
+            raise NotFound("the file's bytes are missing", code="file_not_found") from exc
+
+    def open_blob(self, account_id: str, sha256: str) -> IO[bytes]:
+        try:
+            return self._blob_path(account_id, sha256).open("rb")
         except FileNotFoundError as exc:
             raise NotFound("the file's bytes are missing", code="file_not_found") from exc
 
