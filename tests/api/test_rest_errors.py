@@ -10,9 +10,12 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.routing import Match
 
+from memvault.api.app import create_app
 from memvault.domain.models import MAX_NOTE_BYTES
 from tests.api.helpers import error_of, url
+from tests.support.routes import api_routes, flat_routes
 
 
 @pytest.fixture
@@ -47,6 +50,30 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/tags", {}),
     ("POST", "/v1/import", {"content": b"PK", "headers": {"Content-Type": "application/zip"}}),
     ("GET", "/v1/export", {}),
+    ("GET", "/v1/export/windows-unsafe", {}),
+    # The vault's files (ADR 0043).
+    ("GET", "/v1/files", {}),
+    ("GET", "/v1/files/a.png", {}),
+    ("PUT", "/v1/files/a.png", {"content": b"\x89PNG"}),
+    ("DELETE", "/v1/files/a.png", {}),
+    # Import and export jobs (ADR 0041); their token links take no key: OPEN_ROUTES.
+    ("POST", "/v1/imports", {"json": {"bytes": 64}}),
+    ("GET", "/v1/imports/imp_some", {}),
+    ("POST", "/v1/exports", {}),
+    ("GET", "/v1/exports/exp_some", {}),
+    ("GET", "/v1/jobs", {}),
+    # Money and memory profiles.
+    ("GET", "/v1/balance", {}),
+    ("POST", "/v1/balance", {"json": {"set_micros": 1}}),
+    ("GET", "/v1/usage", {}),
+    ("GET", "/v1/memories", {}),
+    ("POST", "/v1/memories", {"json": {"slug": "u", "name": "U"}}),
+    ("GET", "/v1/memories/some-id", {}),
+    ("PATCH", "/v1/memories/some-id", {"json": {"name": "x"}}),
+    ("DELETE", "/v1/memories/some-id", {}),
+    ("POST", "/v1/memories/some-id/items", {"json": {"item_type": "fact", "text": "x"}}),
+    ("PATCH", "/v1/memories/some-id/items/some-item", {"json": {"text": "x"}}),
+    ("DELETE", "/v1/memories/some-id/items/some-item", {}),
     ("GET", "/v1/me", {}),
     ("GET", "/v1/keys", {}),
     ("POST", "/v1/keys", {"json": {"name": "k"}}),
@@ -71,6 +98,27 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/audit", {}),
 ]
 ROUTE_IDS = [f"{m} {p}" for m, p, _ in ROUTES]
+# Routes that take no key: signing in, joining, and a job's links (their token is the
+# credential: tests/contract/test_jobs.py).
+OPEN_ROUTES = {
+    ("POST", "/v1/sessions"),
+    ("POST", "/v1/invitations/accept"),
+    ("PUT", "/v1/imports/{job_id}/upload"),
+    ("GET", "/v1/exports/{job_id}/download"),
+}
+
+
+def test_the_table_holds_every_management_route(live_server: Any) -> None:
+    app = create_app(live_server.services, surfaces=("management",))
+    routes = flat_routes(app)
+    tabled = set()
+    for method, path, _ in ROUTES:
+        scope = {"type": "http", "method": method, "path": httpx.URL(path).path}
+        tabled |= {
+            (method, route.path) for route in routes if route.matches(scope)[0] is Match.FULL
+        }
+    missing = sorted(set(api_routes(app)) - tabled - OPEN_ROUTES)
+    assert not missing, f"management routes the auth tests above do not try: {missing}"
 
 
 def _unauthorized(response: httpx.Response, code: str) -> None:
@@ -239,6 +287,15 @@ def test_openapi_schema_lists_every_route(anon: httpx.Client) -> None:
         "/v1/sessions/{session_id}": {"delete"},
         "/v1/me/password": {"post"},
         "/v1/audit": {"get"},
+        "/v1/files": {"get"},
+        "/v1/files/{path}": {"get", "put", "delete"},
+        "/v1/imports": {"post"},
+        "/v1/imports/{job_id}": {"get"},
+        "/v1/imports/{job_id}/upload": {"put"},
+        "/v1/exports": {"post"},
+        "/v1/exports/{job_id}": {"get"},
+        "/v1/exports/{job_id}/download": {"get"},
+        "/v1/jobs": {"get"},
     }
     for path, methods in expected.items():
         assert path in paths, path
@@ -246,6 +303,8 @@ def test_openapi_schema_lists_every_route(anon: httpx.Client) -> None:
     put_body = paths["/v1/notes/{path}"]["put"]["requestBody"]["content"]
     assert {"application/json", "text/markdown"} <= set(put_body)
     assert "application/zip" in paths["/v1/import"]["post"]["requestBody"]["content"]
+    upload = paths["/v1/imports/{job_id}/upload"]["put"]["requestBody"]["content"]
+    assert "application/zip" in upload
     docs = anon.get("/docs")
     assert docs.status_code == 200 and "openapi.json" in docs.text
 
