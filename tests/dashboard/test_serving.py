@@ -49,6 +49,7 @@ def test_every_page_has_the_security_headers(tmp_path: Path) -> None:
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
         assert "frame-ancestors 'none'" in csp and "object-src 'none'" in csp
         assert "base-uri 'self'" in csp
+        assert "media-src 'self'" in csp  # audio and video attachments from /v1/files
         assert r.headers["x-frame-options"] == "DENY"
         assert r.headers["x-content-type-options"] == "nosniff"
         assert r.headers["referrer-policy"] == "same-origin"

@@ -10,8 +10,10 @@ import { ago, count } from "../ui/format";
 import { drafts } from "../vault/drafts";
 import { loadVault, vault } from "../vault/index";
 import { fold, folderOf, stem } from "../vault/keys";
+import { isNotePath, loadFiles, vaultFiles } from "../vault/files";
+import { FileView, UploadDialog } from "../vault/FileView";
 import { NoteView } from "../vault/NoteView";
-import { buildTree, flatten, Tree, type Row } from "../vault/Tree";
+import { buildTree, fileRow, flatten, Tree, type Row } from "../vault/Tree";
 
 const EXPANDED_KEY = "memvault.expanded";
 
@@ -28,15 +30,18 @@ let tagsCache: Record<string, number> | null = null;
 
 export function VaultPage(props: { notePath: string | null }) {
   const index = useStore(vault);
+  const attachments = useStore(vaultFiles);
   const pending = useStore(drafts);
   const [expanded, setExpanded] = useState<Set<string>>(savedExpanded);
   const [filter, setFilter] = useState("");
   const [creating, setCreating] = useState(false);
+  const [uploading, setUploading] = useState(false);
   const [recent, setRecent] = useState<NoteSummary[] | null>(recentCache);
   const [tags, setTags] = useState<Record<string, number> | null>(tagsCache);
 
   useEffect(() => {
     if (!index.complete && !index.loading) void loadVault();
+    if (!attachments.complete && !attachments.loading) void loadFiles();
   }, []);
   const loaded = index.revision > 0 && index.complete;
   useEffect(() => {
@@ -70,7 +75,7 @@ export function VaultPage(props: { notePath: string | null }) {
     localStorage.setItem(EXPANDED_KEY, JSON.stringify([...expanded].slice(0, 2000)));
   }, [expanded]);
 
-  const tree = useMemo(() => buildTree(index.notes.values()), [index.revision]);
+  const tree = useMemo(() => buildTree(index.notes.values(), attachments.files.values()), [index.revision, attachments.revision]);
   const rows: Row[] = useMemo(() => {
     const q = fold(filter.trim());
     if (!q) return flatten(tree, expanded);
@@ -79,8 +84,12 @@ export function VaultPage(props: { notePath: string | null }) {
       if (fold(n.path).includes(q) || fold(n.title).includes(q)) out.push({ kind: "note", path: n.path, label: stem(n.path), depth: 0 });
       if (out.length >= 5000) break;
     }
+    for (const f of attachments.files.values()) {
+      if (out.length >= 5000) break;
+      if (fold(f.path).includes(q)) out.push(fileRow(f.path, 0));
+    }
     return out.sort((a, b) => a.label.localeCompare(b.label));
-  }, [tree, expanded, filter, index.revision]);
+  }, [tree, expanded, filter, index.revision, attachments.revision]);
 
   const toggle = (folder: string, open?: boolean) =>
     setExpanded((old) => {
@@ -104,9 +113,14 @@ export function VaultPage(props: { notePath: string | null }) {
           <h2 class="side-title">
             Notes <span class="count">{count(index.notes.size)}</span>
           </h2>
-          <button type="button" class="primary small" onClick={() => setCreating(true)} title="New note (Alt+N)">
-            New note
-          </button>
+          <div class="side-actions">
+            <button type="button" class="small" onClick={() => setUploading(true)} title="Upload a file into a folder">
+              Upload
+            </button>
+            <button type="button" class="primary small" onClick={() => setCreating(true)} title="New note (Alt+N)">
+              New note
+            </button>
+          </div>
         </div>
         <label class="sr-only" for="tree-filter">
           Filter notes by name
@@ -125,7 +139,7 @@ export function VaultPage(props: { notePath: string | null }) {
             {index.error}
           </p>
         )}
-        <Tree rows={rows} current={props.notePath} dirty={dirtyKeys} label="Notes by folder" onToggle={toggle} />
+        <Tree rows={rows} current={props.notePath} dirty={dirtyKeys} label="Notes and files by folder" onToggle={toggle} />
         {topTags.length > 0 && (
           <details class="side-section" open>
             <summary>Tags</summary>
@@ -142,13 +156,16 @@ export function VaultPage(props: { notePath: string | null }) {
         )}
       </aside>
       <div class="vault-main">
-        {props.notePath ? (
+        {props.notePath && !isNotePath(props.notePath) ? (
+          <FileView key="file" path={props.notePath} onUpload={() => setUploading(true)} />
+        ) : props.notePath ? (
           <NoteView key="note" path={props.notePath} />
         ) : (
           <section class="vault-home" aria-labelledby="vault-home-h">
             <h1 id="vault-home-h">Vault</h1>
             <p class="lede">
-              {count(index.notes.size)} notes{index.loading ? " so far" : ""}. Pick one in the tree, search with <kbd>/</kbd>, or start a new one.
+              {count(index.notes.size)} notes{attachments.files.size > 0 ? ` and ${count(attachments.files.size)} files` : ""}
+              {index.loading ? " so far" : ""}. Pick one in the tree, search with <kbd>/</kbd>, or start a new one.
             </p>
             <h2>Recently changed</h2>
             {recent === null ? (
@@ -168,6 +185,15 @@ export function VaultPage(props: { notePath: string | null }) {
           </section>
         )}
       </div>
+      <UploadDialog
+        open={uploading}
+        folder={props.notePath ? folderOf(props.notePath) : ""}
+        onClose={() => setUploading(false)}
+        onDone={(paths) => {
+          setUploading(false);
+          if (paths.length === 1 && paths[0]) navigate(`vault/${paths[0]}`);
+        }}
+      />
       <NewNoteDialog open={creating} folder={props.notePath ? folderOf(props.notePath) : ""} onClose={() => setCreating(false)} />
     </div>
   );

@@ -15,9 +15,10 @@ import type { Editor, LinkTarget } from "./editor";
 import { clearDraft, getDraft, moveDraft, setDraft } from "./drafts";
 import { History } from "./History";
 import { dropSummary, putSummary, resolver, vault, whenComplete } from "./index";
-import { fold, folderOf, nameKey, resolveLink, stem } from "./keys";
+import { fold, folderOf, mayNameFile, nameKey, resolveLink, stem } from "./keys";
 import { fetchLinks, followLinks, knownLinks, knownMissing, serverLinks } from "./links";
 import { forgetPrefetched, openNote } from "./open";
+import { fileName, isNotePath, vaultFiles } from "./files";
 import { Preview } from "./Preview";
 
 let editorModule: Promise<typeof import("./editor")> | null = null;
@@ -41,14 +42,23 @@ function linkTargets(): LinkTarget[] {
     const clash = (names.get(nameKey(n.path)) ?? 0) > 1;
     out.push({ label: clash ? n.path.replace(/\.md$/, "") : stem(n.path), path: n.path });
   }
+  // Attachments by their file name with its extension, as Obsidian offers them (the
+  // path when two share a name).
+  const files = vaultFiles.value.files;
+  const fileNames = new Map<string, number>();
+  for (const f of files.values()) fileNames.set(fold(fileName(f.path)), (fileNames.get(fold(fileName(f.path))) ?? 0) + 1);
+  for (const f of files.values()) {
+    const clash = (fileNames.get(fold(fileName(f.path))) ?? 0) > 1;
+    out.push({ label: clash ? f.path : fileName(f.path), path: f.path, file: true });
+  }
   return out;
 }
 
 const LINK_RE = /!?\[\[([^[\]\n]*)\]\]/g;
 
-function outgoing(text: string, known: Map<string, string | null> | undefined): { target: string; path: string | null }[] {
+function outgoing(text: string, source: string, known: Map<string, string | null> | undefined): { target: string; path: string | null }[] {
   const seen = new Map<string, { target: string; path: string | null }>();
-  const res = { ...resolver(), known };
+  const res = { ...resolver(), source, known };
   for (const m of text.matchAll(LINK_RE)) {
     const inner = m[1] ?? "";
     const target = (inner.split("|")[0] ?? "").split("#")[0]?.trim() ?? "";
@@ -57,6 +67,11 @@ function outgoing(text: string, known: Map<string, string | null> | undefined): 
   }
   return [...seen.values()];
 }
+
+/** Where a dangling link leads: the note it would create, or, for a name with an
+ * extension (![[missing.png]]), the page that offers to upload that file. */
+const danglingTo = (target: string): string =>
+  mayNameFile(fold(target.trim())) && !/\.md$/i.test(target.trim()) ? target.trim() : `${target.trim().replace(/\.md$/i, "")}.md`;
 
 interface Conflict {
   theirs: Note;
@@ -340,7 +355,8 @@ export function NoteView(props: { path: string }) {
   }
 
   const told = useStore(serverLinks);
-  const links = useMemo(() => outgoing(text, knownLinks(path)), [text, index.revision, told, path]);
+  const attachments = useStore(vaultFiles);
+  const links = useMemo(() => outgoing(text, path, knownLinks(path)), [text, index.revision, attachments.revision, told, path]);
   const onRendered = () => {
     if (!ready || opened.current !== path || performance.getEntriesByName("mv:navigate").length === 0) return;
     // A figure for the bench: from the click to the frame that paints the preview (the
@@ -462,10 +478,13 @@ export function NoteView(props: { path: string }) {
               {links.map((l) => (
                 <li key={l.target}>
                   {l.path ? (
-                    <a href={href(`vault/${l.path}`)}>{l.target}</a>
+                    <a href={href(`vault/${l.path}`)}>
+                      {l.target}
+                      {!isNotePath(l.path) && <span class="muted"> (file)</span>}
+                    </a>
                   ) : (
-                    <a class="dangling" href={href(`vault/${l.target.replace(/\.md$/i, "")}.md`)}>
-                      {l.target} <span class="muted">(no note yet)</span>
+                    <a class="dangling" href={href(`vault/${danglingTo(l.target)}`)}>
+                      {l.target} <span class="muted">{isNotePath(danglingTo(l.target)) ? "(no note yet)" : "(no file yet)"}</span>
                     </a>
                   )}
                 </li>

@@ -1,6 +1,7 @@
 // The rendered note: properties (frontmatter) as a table, then the sanitised HTML.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useStore } from "../lib/store";
+import { vaultFiles } from "./files";
 import { resolver, vault } from "./index";
 import { knownLinks, serverLinks } from "./links";
 import { renderMarkdown, splitFrontmatter } from "./render";
@@ -14,6 +15,7 @@ function value(v: unknown): string {
 
 export function Preview(props: { source: string; text: string; onRendered?: () => void; topLine?: number; matchLine?: number }) {
   const index = useStore(vault);
+  const attachments = useStore(vaultFiles);
   const told = useStore(serverLinks);
   const [shown, setShown] = useState(props.text);
   const ref = useRef<HTMLDivElement>(null);
@@ -28,8 +30,8 @@ export function Preview(props: { source: string; text: string; onRendered?: () =
   const front = useMemo(() => splitFrontmatter(shown), [shown]);
   // The note's links as the server resolved them win; the index resolves the rest.
   const html = useMemo(
-    () => renderMarkdown(front.body, { ...resolver(), known: knownLinks(props.source) }),
-    [front.body, index.revision, told, props.source],
+    () => renderMarkdown(front.body, { ...resolver(), source: props.source, known: knownLinks(props.source) }),
+    [front.body, index.revision, attachments.revision, told, props.source],
   );
   // Told as soon as the HTML is in the DOM (a layout effect), so a listener can wait
   // for exactly the frame that paints it.

@@ -4,15 +4,18 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { href } from "../lib/router";
 import type { NoteSummary } from "../lib/types";
+import { fileName, fileType, type FileType, type VaultFile } from "./files";
 import { fold, folderOf, stem } from "./keys";
 
 export interface Row {
-  kind: "folder" | "note";
-  path: string; // folder path (no trailing slash) or note path
+  kind: "folder" | "note" | "file";
+  path: string; // folder path (no trailing slash), note path or attachment path
   label: string;
   depth: number;
   expanded?: boolean;
   count?: number;
+  /** An attachment's type (its icon). */
+  type?: FileType;
 }
 
 interface FolderNode {
@@ -20,32 +23,39 @@ interface FolderNode {
   path: string;
   folders: Map<string, FolderNode>;
   notes: NoteSummary[];
+  files: VaultFile[];
   total: number;
 }
 
+// Each attachment type's mark in the tree (text glyphs every font has: no emoji font
+// needed); the row's title and label carry the file name with its extension.
+const ICONS: Record<FileType, string> = { image: "▨", svg: "◇", audio: "♪", video: "▶", pdf: "▤", text: "≡", other: "▫" };
+
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
 
-export function buildTree(notes: Iterable<NoteSummary>): FolderNode {
-  const root: FolderNode = { name: "", path: "", folders: new Map(), notes: [], total: 0 };
-  for (const note of notes) {
+export function buildTree(notes: Iterable<NoteSummary>, files: Iterable<VaultFile> = []): FolderNode {
+  const root: FolderNode = { name: "", path: "", folders: new Map(), notes: [], files: [], total: 0 };
+  const folderFor = (path: string): FolderNode => {
     let node = root;
     node.total++;
-    const parts = note.path.split("/");
+    const parts = path.split("/");
     parts.pop();
-    let path = "";
+    let at = "";
     for (const part of parts) {
-      path = path ? `${path}/${part}` : part;
+      at = at ? `${at}/${part}` : part;
       const key = fold(part);
       let child = node.folders.get(key);
       if (!child) {
-        child = { name: part, path, folders: new Map(), notes: [], total: 0 };
+        child = { name: part, path: at, folders: new Map(), notes: [], files: [], total: 0 };
         node.folders.set(key, child);
       }
       child.total++;
       node = child;
     }
-    node.notes.push(note);
-  }
+    return node;
+  };
+  for (const note of notes) folderFor(note.path).notes.push(note);
+  for (const file of files) folderFor(file.path).files.push(file);
   return root;
 }
 
@@ -58,12 +68,17 @@ export function flatten(root: FolderNode, expanded: Set<string>): Row[] {
       rows.push({ kind: "folder", path: f.path, label: f.name, depth, expanded: open, count: f.total });
       if (open) walk(f, depth + 1);
     }
-    const notes = [...node.notes].sort((a, b) => collator.compare(stem(a.path), stem(b.path)));
-    for (const n of notes) rows.push({ kind: "note", path: n.path, label: stem(n.path), depth });
+    // Notes and attachments together by name, as Obsidian lists a folder.
+    const items: Row[] = node.notes.map((n) => ({ kind: "note", path: n.path, label: stem(n.path), depth }));
+    for (const f of node.files) items.push(fileRow(f.path, depth));
+    items.sort((a, b) => collator.compare(a.label, b.label));
+    for (const item of items) rows.push(item);
   };
   walk(root, 0);
   return rows;
 }
+
+export const fileRow = (path: string, depth: number): Row => ({ kind: "file", path, label: fileName(path), depth, type: fileType(path) });
 
 const ROW = 28;
 const MARGIN = 12;
@@ -81,7 +96,7 @@ export function Tree(props: {
   const [height, setHeight] = useState(600);
   const currentKey = props.current ? fold(props.current) : null;
   const currentIndex = useMemo(
-    () => (currentKey ? rows.findIndex((r) => r.kind === "note" && fold(r.path) === currentKey) : -1),
+    () => (currentKey ? rows.findIndex((r) => r.kind !== "folder" && fold(r.path) === currentKey) : -1),
     [rows, currentKey],
   );
   const [focus, setFocus] = useState(0);
@@ -216,7 +231,7 @@ export function Tree(props: {
                   {row.expanded ? "▾" : "▸"}
                 </span>
                 <span class="tree-label">{row.label}</span>
-                <span class="tree-count" aria-label={`${row.count} notes`}>
+                <span class="tree-count" aria-label={`${row.count} notes and files`}>
                   {row.count}
                 </span>
               </div>
@@ -230,12 +245,18 @@ export function Tree(props: {
               role="treeitem"
               aria-selected={selected}
               aria-current={selected ? "page" : undefined}
-              class={`tree-row note${selected ? " selected" : ""}`}
+              class={`tree-row ${row.kind}${selected ? " selected" : ""}`}
               style={style}
               href={href(`vault/${row.path}`)}
               title={row.path}
+              data-type={row.type}
               {...common}
             >
+              {row.type && (
+                <span class="file-icon" aria-hidden="true">
+                  {ICONS[row.type]}
+                </span>
+              )}
               <span class="tree-label">{row.label}</span>
               {dirty && (
                 <span class="dirty-dot" title="Unsaved changes">

@@ -16,6 +16,8 @@ export interface LinkTarget {
   /** What the link says: the file name, or the path when names clash. */
   label: string;
   path: string;
+  /** An attachment (offered first after "![[", as Obsidian does). */
+  file?: boolean;
 }
 
 export interface EditorOptions {
@@ -106,12 +108,14 @@ function wikilinkCompletions(targets: () => LinkTarget[]) {
     const before = context.matchBefore(/\[\[[^[\]\n|#]*$/);
     if (!before) return null;
     const from = before.from + 2;
+    const embed = before.from > 0 && context.state.sliceDoc(before.from - 1, before.from) === "!";
     const after = context.state.sliceDoc(context.pos, context.pos + 2);
     const close = after === "]]" ? "" : "]]";
     const options: Completion[] = targets().map((target) => ({
       label: target.label,
-      detail: target.label === target.path.replace(/\.md$/, "") ? undefined : target.path,
-      type: "text",
+      detail: target.label === target.path.replace(/\.md$/, "") ? (target.file ? "file" : undefined) : target.path,
+      type: target.file ? "file" : "text",
+      boost: target.file === embed ? 1 : 0,
       apply: target.label + close,
     }));
     return { from, options, validFor: /^[^[\]\n|#]*$/ };

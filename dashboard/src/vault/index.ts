@@ -4,6 +4,7 @@
 import { get } from "../lib/api";
 import { Store } from "../lib/store";
 import type { NoteList, NoteSummary } from "../lib/types";
+import { vaultFiles } from "./files";
 import { fold, linkKey, nameKey, type Resolver } from "./keys";
 import { noOpening } from "./priority";
 
@@ -69,11 +70,14 @@ export function dropSummary(path: string): void {
   vault.set({ ...vault.value, notes, revision: vault.value.revision + 1 });
 }
 
-let resolverCache: { revision: number; resolver: Resolver } | null = null;
+let resolverCache: { revision: number; files: number; resolver: Resolver } | null = null;
 
+/** The notes' and attachments' link maps (the linking note's `source` and the server's
+ * `known` answer are the caller's to add). */
 export function resolver(): Resolver {
   const index = vault.value;
-  if (resolverCache?.revision === index.revision) return resolverCache.resolver;
+  const attachments = vaultFiles.value;
+  if (resolverCache?.revision === index.revision && resolverCache.files === attachments.revision) return resolverCache.resolver;
   const byLinkKey = new Map<string, string>();
   const byNameKey = new Map<string, string[]>();
   for (const n of index.notes.values()) {
@@ -83,7 +87,20 @@ export function resolver(): Resolver {
     if (list) list.push(n.path);
     else byNameKey.set(k, [n.path]);
   }
-  resolverCache = { revision: index.revision, resolver: { byLinkKey, byNameKey } };
+  const filesByPath = new Map<string, string>();
+  const filesByName = new Map<string, string[]>();
+  for (const [key, f] of attachments.files) {
+    filesByPath.set(key, f.path);
+    const name = key.split("/").pop() ?? key;
+    const list = filesByName.get(name);
+    if (list) list.push(f.path);
+    else filesByName.set(name, [f.path]);
+  }
+  resolverCache = {
+    revision: index.revision,
+    files: attachments.revision,
+    resolver: { byLinkKey, byNameKey, filesByPath, filesByName },
+  };
   return resolverCache.resolver;
 }
 

@@ -26,9 +26,11 @@ export function fetchLinks(path: string): Promise<Known> {
     (list) => {
       const known: Known = new Map();
       for (const link of list) {
-        // Links written as [[...]] (in the body or a property) and reaching a note: an
-        // attachment's embed, or a markdown link, is left to the preview's own rendering.
-        if (link.kind === "markdown" || (link.path !== null && !/\.md$/i.test(link.path))) continue;
+        // Links written as [[...]] (in the body or a property), and any link that reaches
+        // an attachment (![[diagram.png]], ![x](img/a.png)): a markdown link to a note is
+        // left to the index, as its target is a URL the preview resolves itself.
+        const toFile = link.path !== null && !/\.md$/i.test(link.path);
+        if (link.kind === "markdown" && !toFile) continue;
         const key = keyOf(link.target);
         if (link.path !== null || !known.has(key)) known.set(key, link.path);
       }

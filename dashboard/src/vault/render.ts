@@ -9,7 +9,8 @@ import { JSON_SCHEMA, load } from "js-yaml";
 import MarkdownIt from "markdown-it";
 import type { StateInline } from "markdown-it";
 import { href } from "../lib/router";
-import { resolveLink, type Resolver } from "./keys";
+import { fileName, fileOf, filesPrefix, fileType, fileUrl } from "./files";
+import { mayNameFile, resolveLink, type Resolver } from "./keys";
 
 export interface Frontmatter {
   /** The properties, or null when there is no frontmatter block. */
@@ -91,6 +92,53 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+const isFilePath = (path: string): boolean => !/\.md$/i.test(path);
+
+/** Obsidian's size suffix of an embed's alias or an image's alt text: "300" or
+ * "300x200" after the last pipe ("![[a.png|300]]", "![caption|300](a.png)"). */
+function sized(text: string | null): { alt: string | null; width?: number; height?: number } {
+  if (text === null) return { alt: null };
+  const match = /^(?:(.*)\|)?(\d{1,5})(?:x(\d{1,5}))?$/.exec(text);
+  if (!match) return { alt: text };
+  return { alt: match[1] ?? null, width: Number(match[2]), height: match[3] ? Number(match[3]) : undefined };
+}
+
+/** An attachment embedded in a note: images (SVG too, never inline: an <img> cannot run
+ * its script) drawn, audio and video in the browser's player, anything else (a PDF: the
+ * server's sandbox CSP keeps it out of a frame) a link to its page. */
+function embedFile(path: string, alt: string | null, width?: number, height?: number): string {
+  const name = fileName(path);
+  const src = escapeHtml(fileUrl(path, fileOf(path)?.sha256));
+  const page = escapeHtml(href(`vault/${path}`));
+  const size = `${width ? ` width="${width}"` : ""}${height ? ` height="${height}"` : ""}`;
+  const type = fileType(path);
+  if (type === "image" || type === "svg") {
+    return `<img class="embed-image" src="${src}" alt="${escapeHtml(alt ?? name)}" title="${escapeHtml(path)}" loading="lazy"${size}>`;
+  }
+  if (type === "audio") return `<audio class="embed-media" controls preload="metadata" src="${src}" title="${escapeHtml(path)}"></audio>`;
+  if (type === "video") return `<video class="embed-media" controls preload="metadata" src="${src}" title="${escapeHtml(path)}"${size}></video>`;
+  return `<a class="wikilink embed file-embed" href="${page}" title="${escapeHtml(path)}">${escapeHtml(alt ?? name)}</a>`;
+}
+
+/** An embed whose file is not in the vault: shown dangling, a link to the page that
+ * offers to upload it. */
+function danglingEmbed(target: string, label: string): string {
+  const path = target.trim().replace(/^(?:\.{0,2}\/)+/, "");
+  return `<a class="wikilink dangling embed" href="${escapeHtml(href(`vault/${path}`))}" title="${escapeHtml(`No file at ${path} yet`)}" data-target="${escapeHtml(target)}">${escapeHtml(label)}</a>`;
+}
+
+/** A markdown link's or image's destination as the server reads it (percent-decoded), or
+ * null for a URL with a scheme, a protocol-relative one or a same-note anchor. */
+function vaultTarget(dest: string): string | null {
+  if (!dest || dest.startsWith("#") || dest.startsWith("//") || /^[a-z][a-z0-9+.-]*:/i.test(dest)) return null;
+  const path = dest.split("#")[0] ?? "";
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 function createRenderer() {
   const md = new MarkdownIt({ html: true, linkify: false, typographer: false, breaks: false });
   md.inline.ruler.before("link", "wikilink", wikilinkRule);
@@ -103,6 +151,10 @@ function createRenderer() {
       embed: boolean;
     };
     const resolved = resolveLink(target, currentResolver);
+    if (embed && (resolved ? isFilePath(resolved) : mayNameFile(target.trim()) && !/\.md$/i.test(target.trim()))) {
+      const { alt, width, height } = sized(alias);
+      return resolved ? embedFile(resolved, alt, width, height) : danglingEmbed(target, alt ?? target);
+    }
     const path = resolved ?? `${target.trim().replace(/\.md$/i, "")}.md`;
     const label = alias ?? (heading ? `${target} › ${heading}` : target);
     const cls = `wikilink${resolved ? "" : " dangling"}${embed ? " embed" : ""}`;
@@ -110,6 +162,27 @@ function createRenderer() {
     // data-target: the link as written, so a click made before the server's resolution
     // of this note's links arrived can still follow it (vault/open.ts).
     return `<a class="${cls}" href="${escapeHtml(href(`vault/${path}`))}" title="${escapeHtml(title)}" data-target="${escapeHtml(target)}">${escapeHtml(label)}</a>`;
+  };
+  // ![alt](img/a.png): a vault file, resolved as the server resolves it (the note's
+  // folder first); a URL stays an image the sanitiser turns into a link.
+  const image = md.renderer.rules.image!;
+  md.renderer.rules.image = (tokens, idx, options, env, self) => {
+    const token = tokens[idx]!;
+    const target = vaultTarget(String(token.attrGet("src") ?? ""));
+    if (target === null) return image(tokens, idx, options, env, self);
+    const { alt, width, height } = sized(self.renderInlineAsText(token.children ?? [], options, env));
+    const resolved = resolveLink(target, currentResolver);
+    if (resolved && isFilePath(resolved)) return embedFile(resolved, alt || null, width, height);
+    if (resolved) return `<a class="wikilink embed" href="${escapeHtml(href(`vault/${resolved}`))}" title="${escapeHtml(resolved)}">${escapeHtml(alt || target)}</a>`;
+    return danglingEmbed(target, alt || target);
+  };
+  // [text](doc.pdf), [text](Other%20note.md): the vault page of the file or note meant.
+  md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+    const token = tokens[idx]!;
+    const target = vaultTarget(String(token.attrGet("href") ?? ""));
+    const resolved = target ? resolveLink(target, currentResolver) : null;
+    if (resolved) token.attrSet("href", href(`vault/${resolved}`));
+    return self.renderToken(tokens, idx, options);
   };
   md.renderer.rules.vault_tag = (tokens, idx) => {
     const tag = tokens[idx]!.content;
@@ -128,6 +201,16 @@ function createRenderer() {
 
 const renderer = createRenderer();
 
+/** Whether a URL is one of the vault's files on the API's own origin. */
+function vaultFile(src: string): boolean {
+  try {
+    const u = new URL(src, location.href);
+    return u.origin === location.origin && u.pathname.startsWith(filesPrefix());
+  } catch {
+    return false;
+  }
+}
+
 let hooked = false;
 function hookSanitizer(): void {
   if (hooked) return;
@@ -144,12 +227,18 @@ function hookSanitizer(): void {
         }
       }
     }
+    if (node.nodeName === "AUDIO" || node.nodeName === "VIDEO" || node.nodeName === "SOURCE" || node.nodeName === "TRACK") {
+      // Players load the vault's own files only (the page's CSP allows nothing else).
+      const src = node.getAttribute("src");
+      if (src !== null && !vaultFile(src)) node.removeAttribute("src");
+    }
     if (node.nodeName === "IMG") {
-      // Only inline (data:) images load: a remote one would let a note make the viewer's
-      // browser call out. It becomes a link the reader can choose to follow.
+      // Only inline (data:) images and the vault's own files load: a remote one would let
+      // a note make the viewer's browser call out. It becomes a link the reader can
+      // choose to follow.
       const img = node as HTMLImageElement;
       const src = img.getAttribute("src") ?? "";
-      if (!src.startsWith("data:image/")) {
+      if (!src.startsWith("data:image/") && !vaultFile(src)) {
         const link = document.createElement("a");
         link.textContent = `🖼 ${img.getAttribute("alt") || src || "image"}`;
         if (/^https?:/i.test(src)) {
@@ -166,9 +255,9 @@ function hookSanitizer(): void {
 
 const PURIFY = {
   FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option", "iframe", "object", "embed", "link", "meta", "base"],
-  FORBID_ATTR: ["style", "srcset", "formaction", "id", "name"],
+  FORBID_ATTR: ["style", "srcset", "formaction", "id", "name", "poster", "autoplay"],
   ALLOW_DATA_ATTR: false,
-  ADD_ATTR: ["data-line", "data-target", "target"],
+  ADD_ATTR: ["data-line", "data-target", "target", "loading"],
 };
 
 /** The note body (frontmatter already split off) as sanitised HTML. */

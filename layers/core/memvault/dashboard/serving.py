@@ -101,6 +101,8 @@ def content_security_policy(style_nonce: str, connect: Sequence[str] = ()) -> st
             # Remote images in notes are turned into links by the renderer, not loaded:
             # a note must not be able to make the browser call out (tracking pixels).
             "img-src 'self' data: blob:",
+            # Audio and video attachments play from the vault's own files (GET /v1/files).
+            "media-src 'self'",
             "font-src 'self'",
             " ".join(["connect-src 'self'", *connect]),
             "manifest-src 'self'",
