@@ -22,7 +22,7 @@ from typing import Annotated
 import typer
 
 from memvault import __version__
-from memvault.cli import billing, keys, members, memories, notes, org, orgs, serve, transfer
+from memvault.cli import billing, files, keys, members, memories, notes, org, orgs, serve, transfer
 from memvault.cli.bootstrap import bootstrap
 from memvault.cli.commands import App
 from memvault.cli.output import out
@@ -39,6 +39,7 @@ app.add_typer(members.app, name="members")
 app.add_typer(memories.app, name="memories")
 app.add_typer(orgs.app, name="orgs")
 app.add_typer(org.app, name="org")
+app.add_typer(files.app, name="files")
 app.command("bootstrap")(bootstrap)
 # Server and storage.
 app.command()(serve.serve)
