@@ -288,8 +288,8 @@ def build_uploads(
     clock: Callable[[], float],
 ) -> FileUploadService:
     """Large single files: staged under the data dir embedded, or under the bucket's
-    ``uploads/`` through the job archives' presigning client on AWS; links and tokens
-    signed as the jobs' are (their key)."""
+    ``uploads/`` with SigV4 presigned links on AWS; embedded tokens signed as the jobs'
+    are (their key)."""
     from memvault.ports import FileUploads
 
     staging: FileUploads
@@ -298,10 +298,19 @@ def build_uploads(
 
         staging = FileUploadFolders(settings.data_dir / "uploads")
     else:
+        from memvault.adapters.aws.clients import make_client
         from memvault.adapters.aws.uploads import S3FileUploads
 
         blobs = jobs.blobs
-        staging = S3FileUploads(blobs.client, blobs.presigner, blobs.bucket)  # type: ignore[attr-defined]
+        # The job archives' client and endpoint setting; SigV4, so the signature covers
+        # the declared Content-Length.
+        presigner = make_client(
+            "s3",
+            settings.aws_region,
+            settings.s3_presign_endpoint or settings.s3_endpoint,
+            sigv4=True,
+        )
+        staging = S3FileUploads(blobs.client, presigner, blobs.bucket)  # type: ignore[attr-defined]
     return FileUploadService(attachments, staging, jobs.jobs.signing_key, clock)
 
 

@@ -50,8 +50,14 @@ THROTTLING_CODES = frozenset(
 )
 
 
-def make_client(service: str, region: str | None, endpoint_url: str | None = None) -> Any:
+def make_client(
+    service: str, region: str | None, endpoint_url: str | None = None, *, sigv4: bool = False
+) -> Any:
     config = RETRY_CONFIG
+    if sigv4:
+        # Presigned S3 URLs signed with SigV4 (botocore's default for S3 presigning is
+        # SigV2, which signs no Content-Length and newer regions refuse).
+        config = config.merge(Config(signature_version="s3v4"))
     if service == "s3" and endpoint_url:
         # Local endpoints (tests, MinIO-likes) need path-style bucket addressing.
         config = config.merge(Config(s3={"addressing_style": "path"}))
