@@ -251,6 +251,41 @@ def test_a_bulk_commit_leaves_its_vectors_to_the_outbox(
         assert svc.vault.vector_status(user, "d.md") == "indexed"
 
 
+def test_a_bulk_drain_embeds_in_worker_processes_on_both_backends(
+    tmp_path: Path, backend: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A drain of many notes chunks and embeds them in worker processes (ADR 0048); what
+    # reaches either index is what one core would have stored, found by meaning the same.
+    import memvault.services.vector_workers as vector_workers
+
+    monkeypatch.setattr(vector_workers, "PARALLEL_MIN_NOTES", 8)
+    monkeypatch.setattr(vector_workers, "PART", 4)
+    with backend_settings(tmp_path, backend, embeddings_inline_notes=2) as settings:
+        svc = build_services(settings, clock=clock)
+        require_vectors(svc)
+        svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
+        user = Caller(account_id=LOCAL_ACCOUNT_ID, surface=Surface.REST)
+        notes = {"a.md": DECISION, "b.md": GARDEN}
+        notes |= {f"n{i}.md": f"# Log {i}\n\nnote number {i} about the weather\n" for i in range(8)}
+        svc.vault.commit(user, [build_put(p, m) for p, m in notes.items()])
+        workers = svc.vault.indexing.vectors.workers  # type: ignore[union-attr]
+        assert workers is not None
+        started = []
+        real = workers._ensure_pool
+
+        def counted():  # type: ignore[no-untyped-def]
+            started.append(True)
+            return real()
+
+        monkeypatch.setattr(workers, "_ensure_pool", counted)
+        assert svc.vault.indexing.drain_pending() == len(notes)
+        assert started and workers._pool is None  # used, and stopped once drained
+        assert [svc.vault.vector_status(user, p) for p in notes] == ["indexed"] * len(notes)
+        hit = nearest(svc, "which database did we choose")[0]
+        assert (hit.path, hit.heading) == ("a.md", "Database")
+        assert DECISION[hit.offset : hit.offset + hit.length] == hit.text
+
+
 def test_a_drain_indexes_the_text_of_a_note_changed_since_its_bulk_commit(
     tmp_path: Path, backend: str, clock: FakeClock
 ) -> None:
