@@ -271,6 +271,8 @@ def test_a_dead_search_node_fails_searches_but_not_writes(
     )
     index = services.vault.index
     monkeypatch.setattr(index, "client", dead.client)
+    if services.vectors is not None:  # the node holds the vector index too
+        monkeypatch.setattr(services.vectors, "client", dead.client)
     outcome = services.vault.write(user, "n.md", f"{MARKER} while search is down")
     assert outcome.changed
     with pytest.raises(ServiceUnavailable):
