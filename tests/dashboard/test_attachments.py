@@ -206,6 +206,8 @@ def test_the_tree_file_pages_and_note_embeds_show_attachments_safely(tab: Page) 
 
 @needs_sessions
 def test_upload_a_file_into_a_folder_then_delete_it_and_undo(tab: Page) -> None:
+    """Also: a file past 4 MiB goes through the presigned path (POST /v1/files/uploads,
+    the bytes to the URL it names, then .../complete), never one PUT /v1/files."""
     _import(tab, {"uploads/Readme.md": "# Readme\n\n![[pic.png]]\n"})
     tab.sign_in_with_key()
     page = tab.page
@@ -249,3 +251,19 @@ def test_upload_a_file_into_a_folder_then_delete_it_and_undo(tab: Page) -> None:
     with tab.server.client() as http:
         assert http.get("/v1/files/uploads/pic.png").content == picture
     tree.get_by_role("treeitem", name="pic.png").wait_for()
+
+    # A large file: through the upload the server names, not one PUT /v1/files/{path}.
+    puts: list[str] = []
+    page.on("request", lambda r: puts.append(r.url) if r.method == "PUT" else None)
+    big = bytes(range(256)) * (4_600_000 // 256)
+    page.get_by_role("button", name="Upload", exact=True).first.click()
+    assert dialog.get_by_label("Folder").input_value() == ""  # no note open: the root
+    dialog.get_by_label("Folder").fill("media/")
+    dialog.get_by_label("Files").set_input_files(
+        {"name": "big.bin", "mimeType": "application/octet-stream", "buffer": big}
+    )
+    dialog.get_by_role("button", name="Upload").click()
+    page.get_by_role("region", name="File big.bin").wait_for()
+    assert len(puts) == 1 and "/v1/file-uploads/" in puts[0], puts
+    with tab.server.client() as http:
+        assert http.get("/v1/files/media/big.bin").content == big

@@ -156,6 +156,12 @@ def test_on_aws_the_page_may_send_an_archive_where_its_presigned_put_points(
     app.router.routes.extend(dashboard_routes(static, _origins(settings)))
     allowed = _connect_src(TestClient(app))
     assert allowed[0] == "'self'" and f"{parts.scheme}://{parts.netloc}" in allowed
+    # A large attachment's GET redirects to a presigned GET on the same bucket: images and
+    # media may load from there too.
+    csp = TestClient(app).get("/dashboard/vault/a.png").headers["content-security-policy"]
+    for directive in ("img-src", "media-src"):
+        found = next(d for d in csp.split("; ") if d.startswith(f"{directive} "))
+        assert f"{parts.scheme}://{parts.netloc}" in found.split(), csp
     # Embedded, the upload URL is memvault's own: the page connects to itself only.
     embedded = FastAPI()
     embedded.router.routes.extend(dashboard_routes(static, _origins(Settings(backend="sqlite"))))

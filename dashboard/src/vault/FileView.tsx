@@ -307,9 +307,11 @@ export function UploadDialog(props: { open: boolean; folder: string; onClose: ()
     const files = chosen.filter((f) => !isNotePath(f.name));
     for (const [i, file] of files.entries()) {
       const path = target(file);
-      setBusy(`Uploading ${i + 1} of ${files.length}: ${file.name}…`);
+      const doing = `Uploading ${i + 1} of ${files.length}: ${file.name}`;
+      setBusy(`${doing}…`);
       try {
-        const out = await uploadFile(path, file);
+        // A large file goes straight to storage (vault/files.ts), its progress shown.
+        const out = await uploadFile(path, file, (sent, total) => setBusy(`${doing}: ${Math.floor((100 * sent) / Math.max(1, total))}%`));
         stored.push(out.file.path);
       } catch (err) {
         refused.push(`${file.name}: ${err instanceof ApiError ? err.message : describe(err)}`);

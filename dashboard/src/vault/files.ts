@@ -6,7 +6,7 @@
 // <audio> can point straight at it; the server sends types that can run script (SVG,
 // HTML) as downloads under a sandbox CSP, and the dashboard only ever shows an SVG
 // through <img>, where it cannot run script.
-import { call, get, notePath, url } from "../lib/api";
+import { ApiError, call, get, notePath, url } from "../lib/api";
 import { withSession } from "../lib/reauth";
 import { Store } from "../lib/store";
 import { fold } from "./keys";
@@ -127,24 +127,86 @@ interface FileWriteOut {
   message: string;
 }
 
-/** Files above this size would go through the presigned upload (`POST /v1/files/uploads`,
- * straight to storage) once the server offers it: on AWS one `PUT /v1/files` passes
- * through Lambda's buffered payload, about 4.7 MB at most (README). Until then every file
- * is one PUT, and the server's refusal of a larger one (413) is shown as it says it. */
+/** Files above this size go through the presigned upload (`POST /v1/files/uploads`, the
+ * bytes straight to storage, then `.../complete`): on AWS one `PUT /v1/files` passes
+ * through Lambda's buffered payload, about 4.7 MB at most (README "Large files"). The CLI
+ * uses the same threshold (4 MiB). */
 export const PRESIGNED_ABOVE_BYTES = 4 * 1024 * 1024;
 
+interface UploadOut {
+  id: string;
+  path: string;
+  bytes: number;
+  upload: { method: string; url: string; headers: Record<string, string>; max_bytes: number; expires_at: string };
+}
+
+/** Reports an upload's progress: bytes sent of the total. */
+export type Progress = (sent: number, total: number) => void;
+
 /** Store `body` at `path` (a new file, or the file there replaced). */
-export async function uploadFile(path: string, body: Blob): Promise<FileWriteOut> {
-  // The hook for the presigned path: `if (body.size > PRESIGNED_ABOVE_BYTES && <the
-  // server offers it>) return uploadPresigned(path, body);` (not built on the server yet).
-  const answer = await withSession(() =>
-    call<FileWriteOut>("PUT", `/v1/files/${notePath(path)}`, {
-      body,
-      headers: { "Content-Type": body.type || "application/octet-stream" },
-    }),
-  );
-  putFile(answer.data.file);
-  return answer.data;
+export async function uploadFile(path: string, body: Blob, onProgress?: Progress): Promise<FileWriteOut> {
+  let out: FileWriteOut | null = null;
+  if (body.size > PRESIGNED_ABOVE_BYTES) out = await uploadPresigned(path, body, onProgress);
+  if (out === null) {
+    const answer = await withSession(() =>
+      call<FileWriteOut>("PUT", `/v1/files/${notePath(path)}`, {
+        body,
+        headers: { "Content-Type": body.type || "application/octet-stream" },
+      }),
+    );
+    out = answer.data;
+  }
+  putFile(out.file);
+  return out;
+}
+
+/** The presigned path; null when the server has no such route (an older one: the caller
+ * sends one PUT instead). */
+async function uploadPresigned(path: string, body: Blob, onProgress?: Progress): Promise<FileWriteOut | null> {
+  let began: UploadOut;
+  try {
+    began = (
+      await withSession(() =>
+        call<UploadOut>("POST", "/v1/files/uploads", { json: { path, bytes: body.size, content_type: body.type || null } }),
+      )
+    ).data;
+  } catch (error) {
+    // An older server: no such route (or POST refused on /v1/files/{path}).
+    if (error instanceof ApiError && (error.code === "route_not_found" || error.status === 405)) return null;
+    throw error;
+  }
+  await sendTo(began.upload, body, onProgress);
+  return (await withSession(() => call<FileWriteOut>("POST", `/v1/files/uploads/${encodeURIComponent(began.id)}/complete`))).data;
+}
+
+/** PUT the bytes where the upload says, with the headers it names and nothing else (no
+ * session cookie, no CSRF token: the URL authorises exactly this upload).
+ * XMLHttpRequest, not fetch: it reports upload progress. */
+function sendTo(link: UploadOut["upload"], body: Blob, onProgress?: Progress): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(link.method, link.url);
+    for (const [name, value] of Object.entries(link.headers)) {
+      if (name.toLowerCase() !== "content-length") xhr.setRequestHeader(name, value);
+    }
+    xhr.withCredentials = false;
+    if (onProgress) xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : body.size);
+    xhr.onerror = () => reject(new ApiError(0, "network", "upload_failed", "the upload was interrupted or refused by the storage; nothing was stored"));
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) return resolve();
+      // memvault answers a typed error; S3 answers XML (its Code and Message).
+      let message = `the upload was refused (HTTP ${xhr.status}); nothing was stored`;
+      try {
+        const parsed = JSON.parse(xhr.responseText) as { error?: { message?: string } };
+        if (parsed.error?.message) message = parsed.error.message;
+      } catch {
+        const found = /<Message>([^<]*)<\/Message>/.exec(xhr.responseText)?.[1];
+        if (found) message = `the upload was refused: ${found}; nothing was stored`;
+      }
+      reject(new ApiError(xhr.status, "storage_error", `http_${xhr.status}`, message));
+    };
+    xhr.send(body);
+  });
 }
 
 export async function deleteFile(path: string): Promise<void> {

@@ -100,9 +100,11 @@ def content_security_policy(style_nonce: str, connect: Sequence[str] = ()) -> st
             f"style-src 'self' 'nonce-{style_nonce}'",
             # Remote images in notes are turned into links by the renderer, not loaded:
             # a note must not be able to make the browser call out (tracking pixels).
-            "img-src 'self' data: blob:",
-            # Audio and video attachments play from the vault's own files (GET /v1/files).
-            "media-src 'self'",
+            # Images, audio and video load from the vault's own files (GET /v1/files), and
+            # on AWS from the bucket that answers a large one's redirect (the same origins
+            # the page may upload to, ``connect``).
+            " ".join(["img-src 'self' data: blob:", *connect]),
+            " ".join(["media-src 'self'", *connect]),
             "font-src 'self'",
             " ".join(["connect-src 'self'", *connect]),
             "manifest-src 'self'",
