@@ -85,6 +85,12 @@ def serve(
     uvicorn.run(create_app(services), host=bind_host, port=bind_port, log_level="warning")
 
 
+# Notes a background drain takes at a time: enough for an import's vectors to be embedded
+# in worker processes (services.vector_workers.PARALLEL_MIN_NOTES, ADR 0048); writes still
+# interleave, as each part of 100 notes is its own short transaction.
+SERVE_DRAIN_BATCH = 500
+
+
 def drain_outbox_in_background(
     services: Services, every: float = 0.5, stop: threading.Event | None = None
 ) -> threading.Thread:
@@ -110,7 +116,7 @@ def drain_outbox_in_background(
             if not services.vault.indexing.pending:
                 continue
             try:
-                drained = services.vault.indexing.drain_pending(batch=50)
+                drained = services.vault.indexing.drain_pending(batch=SERVE_DRAIN_BATCH)
             except Exception:  # the next round retries; `memvault reindex` is the last resort
                 log.warning("could not drain the outbox", exc_info=True)
                 drained = 0
