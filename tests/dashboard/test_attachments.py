@@ -267,3 +267,30 @@ def test_upload_a_file_into_a_folder_then_delete_it_and_undo(tab: Page) -> None:
     assert len(puts) == 1 and "/v1/file-uploads/" in puts[0], puts
     with tab.server.client() as http:
         assert http.get("/v1/files/media/big.bin").content == big
+
+
+@needs_sessions
+def test_under_a_stage_prefix_images_load_from_the_prefixed_files_url(tab: Page) -> None:
+    """As on API Gateway's /prod/ stage: the page and the API under one prefix (the
+    browser's requests under /prod/ reach the server with X-Forwarded-Prefix)."""
+    _import(tab, {"Pic note.md": "# Pic note\n\n![[p.png]]\n", "p.png": png(12, 9)})
+    page = tab.page
+    seen: list[str] = []
+
+    def strip(route: Any) -> None:
+        seen.append(route.request.url)
+        headers = {**route.request.headers, "x-forwarded-prefix": "/prod/"}
+        route.continue_(url=route.request.url.replace("/prod/", "/", 1), headers=headers)
+
+    page.route("**/prod/**", strip)
+    page.goto(tab.server.url + "/prod/")
+    page.get_by_role("radio", name="API key").click()
+    page.get_by_label("API key").fill(tab.server.admin_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("navigation", name="Main").wait_for()
+    page.goto(tab.server.url + "/prod/dashboard/vault/Pic note.md")
+    page.locator(".markdown-body img.embed-image").wait_for()
+    assert _natural_width(page, ".markdown-body img.embed-image") == 12
+    src = page.locator(".markdown-body img.embed-image").get_attribute("src") or ""
+    assert src.startswith("/prod/v1/files/p.png"), src
+    assert any("/prod/v1/files/p.png" in u for u in seen)
