@@ -233,7 +233,12 @@ def test_upload_a_file_into_a_folder_then_delete_it_and_undo(tab: Page) -> None:
         assert stored.headers["content-type"] == "image/png"
     tree = page.get_by_role("tree", name="Notes and files by folder")
     tree.get_by_role("treeitem", name="pic.png").wait_for()
-    view.get_by_role("link", name="Readme").wait_for()  # its backlink, from the note
+    # Its backlink, from the note, whose dangling embed is now the image.
+    view.get_by_role("link", name="Readme").click()
+    page.locator(".markdown-body img.embed-image").wait_for()
+    assert _natural_width(page, ".markdown-body img.embed-image") == 30
+    page.go_back()
+    view.wait_for()
 
     view.get_by_role("button", name="Delete").click()
     confirm = page.get_by_role("dialog", name="Delete pic.png?")

@@ -12,6 +12,7 @@ import { ApiError, get, post } from "../lib/api";
 import { withSession } from "../lib/reauth";
 import type { ImportResult, Job, JobLink, JobPhase } from "../lib/types";
 import { ago, bytes, count, when } from "../ui/format";
+import { loadFiles } from "../vault/files";
 import { loadVault } from "../vault/index";
 
 interface Refusal {
@@ -196,6 +197,7 @@ export function TransferPage() {
       if (ended.status === "succeeded") {
         setResult(ended.report as ImportResult);
         void loadVault();
+        void loadFiles(); // the archive's attachments
       } else {
         setRefusal(ended.error ?? { type: "job_expired", code: ended.status, message: `the job ${ended.status} before it ran; nothing was imported` });
       }
