@@ -261,12 +261,22 @@ def test_upload_a_file_into_a_folder_then_delete_it_and_undo(tab: Page) -> None:
     puts: list[str] = []
     page.on("request", lambda r: puts.append(r.url) if r.method == "PUT" else None)
     big = bytes(range(256)) * (4_600_000 // 256)
-    page.get_by_role("button", name="Upload", exact=True).first.click()
+    # Dropped on the vault's side panel, as from the desktop: the dialog opens with it.
+    page.evaluate(
+        """size => {
+            const bytes = new Uint8Array(size).map((_, i) => i % 256);
+            const data = new DataTransfer();
+            data.items.add(new File([bytes], 'big.bin', {type: 'application/octet-stream'}));
+            const side = document.querySelector('.vault-side');
+            const how = {dataTransfer: data, bubbles: true, cancelable: true};
+            side.dispatchEvent(new DragEvent('dragover', how));
+            side.dispatchEvent(new DragEvent('drop', how));
+        }""",
+        len(big),
+    )
+    dialog.get_by_text("big.bin").wait_for()
     assert dialog.get_by_label("Folder").input_value() == ""  # no note open: the root
     dialog.get_by_label("Folder").fill("media/")
-    dialog.get_by_label("Files").set_input_files(
-        {"name": "big.bin", "mimeType": "application/octet-stream", "buffer": big}
-    )
     dialog.get_by_role("button", name="Upload").click()
     page.get_by_role("region", name="File big.bin").wait_for()
     assert len(puts) == 1 and "/v1/file-uploads/" in puts[0], puts

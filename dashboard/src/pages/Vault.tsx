@@ -36,6 +36,7 @@ export function VaultPage(props: { notePath: string | null }) {
   const [filter, setFilter] = useState("");
   const [creating, setCreating] = useState(false);
   const [uploading, setUploading] = useState(false);
+  const [dropped, setDropped] = useState<File[] | undefined>(undefined);
   const [recent, setRecent] = useState<NoteSummary[] | null>(recentCache);
   const [tags, setTags] = useState<Record<string, number> | null>(tagsCache);
 
@@ -108,13 +109,34 @@ export function VaultPage(props: { notePath: string | null }) {
 
   return (
     <div class="vault">
-      <aside class="vault-side" aria-label="Vault navigation">
+      <aside
+        class="vault-side"
+        aria-label="Vault navigation"
+        onDragOver={(e) => {
+          if (e.dataTransfer?.types.includes("Files")) e.preventDefault();
+        }}
+        onDrop={(e) => {
+          const files = [...(e.dataTransfer?.files ?? [])];
+          if (files.length === 0) return;
+          e.preventDefault();
+          setDropped(files);
+          setUploading(true);
+        }}
+      >
         <div class="side-head">
           <h2 class="side-title">
             Notes <span class="count">{count(index.notes.size)}</span>
           </h2>
           <div class="side-actions">
-            <button type="button" class="small" onClick={() => setUploading(true)} title="Upload a file into a folder">
+            <button
+              type="button"
+              class="small"
+              onClick={() => {
+                setDropped(undefined);
+                setUploading(true);
+              }}
+              title="Upload files into a folder (or drop them here)"
+            >
               Upload
             </button>
             <button type="button" class="primary small" onClick={() => setCreating(true)} title="New note (Alt+N)">
@@ -157,7 +179,14 @@ export function VaultPage(props: { notePath: string | null }) {
       </aside>
       <div class="vault-main">
         {props.notePath && !isNotePath(props.notePath) ? (
-          <FileView key="file" path={props.notePath} onUpload={() => setUploading(true)} />
+          <FileView
+            key="file"
+            path={props.notePath}
+            onUpload={() => {
+              setDropped(undefined);
+              setUploading(true);
+            }}
+          />
         ) : props.notePath ? (
           <NoteView key="note" path={props.notePath} />
         ) : (
@@ -188,6 +217,7 @@ export function VaultPage(props: { notePath: string | null }) {
       <UploadDialog
         open={uploading}
         folder={props.notePath ? folderOf(props.notePath) : ""}
+        dropped={dropped}
         onClose={() => setUploading(false)}
         onDone={(paths) => {
           setUploading(false);

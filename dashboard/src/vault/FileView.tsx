@@ -281,16 +281,24 @@ export function FileView(props: { path: string; onUpload: () => void }) {
 }
 
 /** Upload one or more files into a folder; `onDone` gets the paths stored. */
-export function UploadDialog(props: { open: boolean; folder: string; onClose: () => void; onDone: (paths: string[]) => void }) {
+export function UploadDialog(props: {
+  open: boolean;
+  folder: string;
+  /** Files dropped on the vault's side panel, to upload (else chosen in the dialog). */
+  dropped?: File[];
+  onClose: () => void;
+  onDone: (paths: string[]) => void;
+}) {
   const [folder, setFolder] = useState(props.folder);
   const [chosen, setChosen] = useState<File[]>([]);
+  const [dragging, setDragging] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
   const [failed, setFailed] = useState<string[]>([]);
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => {
     if (!props.open) return;
     setFolder(props.folder);
-    setChosen([]);
+    setChosen(props.dropped ?? []);
     setFailed([]);
     setBusy(null);
   }, [props.open]);
@@ -333,10 +341,25 @@ export function UploadDialog(props: { open: boolean; folder: string; onClose: ()
           <span>Folder</span>
           <input value={folder} onInput={(e) => setFolder((e.target as HTMLInputElement).value)} placeholder="(the vault's root)" spellcheck={false} />
         </label>
-        <label class="field">
-          <span>Files</span>
-          <input ref={input} type="file" multiple onChange={(e) => setChosen([...((e.target as HTMLInputElement).files ?? [])])} />
-        </label>
+        <div
+          class={`drop${dragging ? " dragging" : ""}`}
+          onDragOver={(e) => {
+            e.preventDefault();
+            setDragging(true);
+          }}
+          onDragLeave={() => setDragging(false)}
+          onDrop={(e) => {
+            e.preventDefault();
+            setDragging(false);
+            setChosen([...(e.dataTransfer?.files ?? [])]);
+          }}
+        >
+          <label class="field">
+            <span>Files</span>
+            <input ref={input} type="file" multiple onChange={(e) => setChosen([...((e.target as HTMLInputElement).files ?? [])])} />
+          </label>
+          <p class="muted small-text">or drop them here (or on the vault's side panel).</p>
+        </div>
         {chosen.length > 0 && (
           <ul class="upload-list">
             {chosen.map((f) => (
