@@ -155,6 +155,26 @@ def files(c: RecordingClient) -> None:
     gone = c.request("GET", "/v1/files/img/diagram.png")
     assert gone.status_code == 404 and gone.json()["error"]["code"] == "file_not_found"
 
+    # A large file's presigned path (README "Large files"): a PUT to S3 with no key, the
+    # completion, then a presigned GET through ?link=1.
+    began = ok(
+        c.request("POST", "/v1/files/uploads", json={"path": "big.pdf", "bytes": len(png)}), 201
+    )
+    upload = began.json()["upload"]
+    assert upload["url"].startswith(moto_http()), upload  # S3's, not memvault's
+    ok(httpx.put(upload["url"], content=png, headers=upload["headers"], timeout=60))
+    done = ok(c.request("POST", f"/v1/files/uploads/{began.json()['id']}/complete"), 201)
+    assert done.json()["file"]["size"] == len(png)
+    link = ok(c.request("GET", "/v1/files/big.pdf?link=1")).json()
+    assert httpx.get(link["url"], timeout=60).content == png
+    # memvault's own token links are the embedded server's; a forged token is refused.
+    for method, path in (
+        ("PUT", f"/v1/file-uploads/{began.json()['id']}?token=forged"),
+        ("GET", "/v1/file-downloads/big.pdf?token=forged"),
+    ):
+        refused = c.request(method, path, content=png if method == "PUT" else None)
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_token"
+
 
 def keys_account_and_billing(c: RecordingClient) -> None:
     assert ok(c.request("GET", "/v1/me")).json()["key"]["admin"] is True

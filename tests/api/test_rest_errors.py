@@ -61,6 +61,8 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/imports/imp_some", {}),
     ("POST", "/v1/exports", {}),
     ("GET", "/v1/exports/exp_some", {}),
+    ("POST", "/v1/files/uploads", {"json": {"path": "big.bin", "bytes": 64}}),
+    ("POST", "/v1/files/uploads/upl_some/complete", {}),
     ("GET", "/v1/jobs", {}),
     # Money and memory profiles.
     ("GET", "/v1/balance", {}),
@@ -105,6 +107,8 @@ OPEN_ROUTES = {
     ("POST", "/v1/invitations/accept"),
     ("PUT", "/v1/imports/{job_id}/upload"),
     ("GET", "/v1/exports/{job_id}/download"),
+    ("PUT", "/v1/file-uploads/{upload_id}"),
+    ("GET", "/v1/file-downloads/{path:path}"),
 }
 
 

@@ -58,10 +58,17 @@ class Targets:
     own_export: str = ""  # job ids (ADR 0041): an export the actor started
     colleague_export: str = ""  # an export a member colleague started
     colleague_import: str = ""  # an import the second owner started (members may not)
+    colleague_upload: str = ""  # a large file's upload a member colleague began, sent
 
 
 def fresh_targets(
-    services: Services, org: Org, actor: str, n: int, *, jobs: bool = False
+    services: Services,
+    org: Org,
+    actor: str,
+    n: int,
+    *,
+    jobs: bool = False,
+    uploads: bool = False,
 ) -> Targets:
     owner = org.owner.key_caller
     made = []
@@ -112,6 +119,11 @@ def fresh_targets(
             "colleague_export": services.jobs.create_export(colleague_caller).id,
             "colleague_import": services.jobs.create_import(second_owner, 64).job.id,
         }
+    if uploads:  # a member colleague's upload of a large file, its bytes sent
+        began = services.uploads.begin(colleague_caller, f"roles/up-{actor}-{n}.bin", 4)
+        assert began.token is not None
+        services.uploads.receive(began.upload.id, began.token, iter([b"abcd"]))
+        job_ids["colleague_upload"] = began.upload.id
     return Targets(
         **job_ids,
         own_memory=own_memory,
@@ -154,6 +166,10 @@ class Route:
         return self.path.startswith(("/v1/imports/", "/v1/exports/"))
 
     @property
+    def uploads(self) -> bool:
+        return self.path.startswith("/v1/files/uploads/")
+
+    @property
     def route(self) -> tuple[str, str]:
         """(method, the app's path template) this row exercises."""
         path = self.template or self.path.split("?")[0]
@@ -174,6 +190,7 @@ TEMPLATE_PARAMS = {
     ("own_memory", "colleague_memory"): "memory",
     ("own_item", "colleague_item"): "item_id",
     ("own_export", "colleague_export", "colleague_import"): "job_id",
+    ("colleague_upload",): "upload_id",
 }
 
 
@@ -188,6 +205,9 @@ OPEN_ROUTES = {
     # tests/contract/test_jobs.py, and the isolation suite's tokens of another job.
     ("PUT", "/v1/imports/{job_id}/upload"),
     ("GET", "/v1/exports/{job_id}/download"),
+    # So do a large file's upload and download links: tests/contract/test_file_uploads.py.
+    ("PUT", "/v1/file-uploads/{upload_id}"),
+    ("GET", "/v1/file-downloads/{path:path}"),
 }
 
 
@@ -310,6 +330,10 @@ ROUTES = [
     Route("GET", "/v1/files/{file}", EVERYONE, template="/v1/files/{path:path}"),
     Route("PUT", "/v1/files/{file}", EVERYONE, _json({"any": "bytes"}), "/v1/files/{path:path}"),
     Route("DELETE", "/v1/files/{file}", EVERYONE, template="/v1/files/{path:path}"),
+    # a large file's upload: begun by anyone; completed by whoever began it, or an owner
+    # or admin (a colleague's is not found for a member or a vault key)
+    Route("POST", "/v1/files/uploads", EVERYONE, _json({"path": "roles/big.bin", "bytes": 64})),
+    Route("POST", "/v1/files/uploads/{colleague_upload}/complete", ADMINS, refused=404),
     # import and export jobs (ADR 0041): an import replaces the shared vault (owners,
     # admins, vault keys); anyone exports; a job is seen by owners and admins, and by
     # whoever started it (another's is not found: its existence is not told)
@@ -341,7 +365,7 @@ def test_each_role_on_each_route(live_server: LiveServer, route: Route) -> None:
     org = make_org(services, "org-a")
     wrong: list[str] = []
     for n, actor in enumerate(ACTORS):
-        targets = fresh_targets(services, org, actor, n, jobs=route.jobs)
+        targets = fresh_targets(services, org, actor, n, jobs=route.jobs, uploads=route.uploads)
         path = route.path.format(**vars(targets))
         body = route.body(targets) if route.body else None
         with client_for(live_server, org, actor) as client:
@@ -354,7 +378,7 @@ def test_each_role_on_each_route(live_server: LiveServer, route: Route) -> None:
         if not allowed and r.status_code == 403:
             assert r.json()["error"]["code"] in ("owner_required", "admin_required"), r.text
         if not allowed and r.status_code == 404:
-            assert r.json()["error"]["code"] == "job_not_found", r.text
+            assert r.json()["error"]["code"] in ("job_not_found", "upload_not_found"), r.text
         # The password is set back, so later attempts sign in with it.
         if route.path == "/v1/me/password" and allowed:
             member = org.people[actor].member

@@ -22,6 +22,7 @@ import pytest
 from memvault.api.app import create_app
 from memvault.domain import jobs as J
 from memvault.http_edge import SESSION_COOKIE
+from memvault.services import uploads as U
 from tests.isolation.world import (
     A_FILES,
     A_PATHS,
@@ -64,6 +65,7 @@ def values_for(world: World, param: str) -> list[str]:
         "memory": ids["memory"],
         "item_id": ids["item"],
         "job_id": ids["job"],
+        "upload_id": ids["upload"],
     }[param]
 
 
@@ -84,6 +86,8 @@ def body_for(world: World, method: str, template: str) -> dict[str, Any]:
         ("POST", "/v1/import"): {"content": _zip(), "headers": {"Content-Type": "application/zip"}},
         ("PUT", "/v1/files/{path:path}"): {"content": b"written by B"},
         ("POST", "/v1/imports"): {"json": {"bytes": len(_zip()), "filename": "b.zip"}},
+        ("POST", "/v1/files/uploads"): {"json": {"path": "secret/diagram.png", "bytes": 4}},
+        ("PUT", "/v1/file-uploads/{upload_id}"): {"content": b"B's!"},
         ("PUT", "/v1/imports/{job_id}/upload"): {
             "content": _zip(),
             "headers": {"Content-Type": "application/zip"},
@@ -159,6 +163,8 @@ def b_clients(server: LiveServer, world: World) -> Iterator[tuple[str, httpx.Cli
 TOKEN_ROUTES = {
     "/v1/imports/{job_id}/upload": J.UPLOAD,
     "/v1/exports/{job_id}/download": J.DOWNLOAD,
+    "/v1/file-uploads/{upload_id}": U.UPLOAD,
+    "/v1/file-downloads/{path:path}": U.DOWNLOAD,
 }
 
 
@@ -218,6 +224,9 @@ def test_no_route_lets_one_organisation_see_or_touch_another(
     _check_job_tokens(server, world, probe)
     probe.assert_no_leaks(at_least=5 * 60)
     assert world.snapshot() == before, "organisation A changed under B's requests"
+    # A's upload survived every attempt: A still completes it.
+    done = server.services.uploads.complete(world.a.owner.caller, world.a_uploads[0])
+    assert done.created and done.file.size == 4
 
 
 def _check_job_tokens(server: LiveServer, world: World, probe: Probe) -> None:

@@ -103,6 +103,9 @@ class World:
     a_tokens: dict[str, str] = field(default_factory=dict)
     b_jobs: dict[str, str] = field(default_factory=dict)  # purpose -> B's job id
     b_tokens: dict[str, str] = field(default_factory=dict)
+    # A large file's upload (services.uploads), its bytes sent: A's ids (tokens above,
+    # by the uploads' purposes).
+    a_uploads: list[str] = field(default_factory=list)
 
     def probe(self) -> Probe:
         return Probe(set(self.markers))
@@ -126,6 +129,7 @@ class World:
             "memory": [*self.a_memories, "user-1"],  # ids, and the slug B also uses
             "item": self.a_items,
             "job": self.a_jobs,
+            "upload": self.a_uploads,
         }
 
     def snapshot(self) -> Any:
@@ -284,3 +288,25 @@ def add_jobs(world: World) -> None:
             world.markers |= set(world.a_jobs)
         else:
             ids.update({J.UPLOAD: made.id, J.DOWNLOAD: export.id})
+    add_uploads(world)
+
+
+def add_uploads(world: World) -> None:
+    """A large file's upload in A and in B, its bytes sent, with the token of its
+    embedded upload URL and of a download link to the attachment: B's are valid, tried
+    on A's upload and files."""
+    from memvault.services import uploads as U
+
+    services = world.services
+    key = services.jobs.jobs.signing_key()
+    for org, tokens in ((world.a, world.a_tokens), (world.b, world.b_tokens)):
+        began = services.uploads.begin(org.owner.caller, "secret/big.bin", 4)
+        upload = began.upload
+        tokens[U.UPLOAD] = began.token or J.sign_token(
+            key, U.UPLOAD, org.id, upload.id, upload.expires_at
+        )
+        services.uploads.uploads.write(org.id, upload.id, iter([b"abcd"]), max_bytes=4)
+        tokens[U.DOWNLOAD] = J.sign_token(key, U.DOWNLOAD, org.id, A_FILES[0], upload.expires_at)
+        if org is world.a:
+            world.a_uploads = [upload.id]
+            world.markers.add(upload.id)
