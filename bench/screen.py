@@ -16,6 +16,10 @@ refused, at most 1% refused), then per rule family, per language and per
 obfuscation. Cost: microseconds per KB over each corpus (best of five passes), and
 over 1 MB inputs (best of three). Times are the process's CPU time (time.process_time), so
 a machine shared with other work skews them less than wall-clock time would.
+
+Every figure is the whole screen (rules, cues and the model stage ``injection_model``,
+ADR 0046), with the rules and cues alone in parentheses (``model=False``). Held-out
+set 10 (``--sets heldout10`` or ``--sets heldout9+10``) is read when its file exists.
 """
 
 from __future__ import annotations
@@ -38,8 +42,15 @@ RECALL_TARGET = 0.95
 FP_TARGET = 0.01
 
 
-def verdict(sample: Sample) -> ScreeningVerdict:
-    return screen_path(sample.text) if sample.field == "path" else screen_text(sample.text)
+def verdict(sample: Sample, *, model: bool = True) -> ScreeningVerdict:
+    """The screen's verdict; ``model=False``: the rules and cues only (ADR 0046)."""
+    if sample.field == "path":
+        return screen_path(sample.text, model=model)
+    return screen_text(sample.text, model=model)
+
+
+def rules_only(samples: Sequence[Sample]) -> int:
+    return sum(not verdict(s, model=False).allowed for s in samples)
 
 
 def pct(n: int, d: int) -> str:
@@ -59,9 +70,11 @@ def breakdown(title: str, samples: Sequence[Sample], key: Callable[[Sample], str
 def attacks(name: str, samples: Sequence[Sample], show_misses: bool) -> None:
     refused = [s for s in samples if not verdict(s).allowed]
     ok = "meets" if len(refused) >= RECALL_TARGET * len(samples) else "MISSES"
+    base = rules_only(samples)
     print(
         f"  {name:<22} attacks refused {len(refused):4d}/{len(samples):<4d} "
         f"{pct(len(refused), len(samples))}   target >= {RECALL_TARGET:.0%}: {ok}"
+        f"   (rules only {base}/{len(samples)} {pct(base, len(samples)).strip()})"
     )
     breakdown("per family", samples, lambda s: s.family or "?")
     if len({s.lang for s in samples}) > 1:
@@ -81,9 +94,11 @@ def attacks(name: str, samples: Sequence[Sample], show_misses: bool) -> None:
 def benign(name: str, samples: Sequence[Sample], show_misses: bool) -> None:
     refused = [s for s in samples if not verdict(s).allowed]
     ok = "meets" if len(refused) <= FP_TARGET * len(samples) else "MISSES"
+    base = rules_only(samples)
     print(
         f"  {name:<22} benign refused  {len(refused):4d}/{len(samples):<4d} "
         f"{pct(len(refused), len(samples))}   target <= {FP_TARGET:.0%}: {ok}"
+        f"   (rules only {base}/{len(samples)} {pct(base, len(samples)).strip()})"
     )
     if len({s.kind for s in samples}) > 1:
         breakdown("refused per kind", samples, lambda s: s.kind or "?")
@@ -100,7 +115,11 @@ def pooled(sets: dict[str, list[Sample]], label: str) -> None:
         return
     refused = sum(not verdict(s).allowed for s in held)
     share = pct(refused, len(held))
-    print(f"  {'held-out pooled':<22} {label} {refused:4d}/{len(held):<4d} {share}")
+    base = rules_only(held)
+    print(
+        f"  {'held-out pooled':<22} {label} {refused:4d}/{len(held):<4d} {share}"
+        f"   (rules only {base}/{len(held)} {pct(base, len(held)).strip()})"
+    )
 
 
 def cost(name: str, samples: Sequence[Sample], passes: int = 5) -> None:
@@ -146,16 +165,20 @@ def large_inputs() -> None:
         "1 MB mixed scripts": ("Привет мир 你好世界 hello world " * (mb // 30))[:mb],
         "1 MB letter-spaced": ("a b c d e " * (mb // 10))[:mb],
     }
-    screen_text("warm up: the rules compile on the first screen")
+    screen_text("warm up: the rules compile and the model loads on the first screen")
     for name, text in cases.items():
-        elapsed = float("inf")
-        for _ in range(3):
-            t0 = time.process_time()
-            screen_text(text)
-            elapsed = min(elapsed, time.process_time() - t0)
+        times = []
+        for model in (True, False):
+            elapsed = float("inf")
+            for _ in range(3):
+                t0 = time.process_time()
+                screen_text(text, model=model)
+                elapsed = min(elapsed, time.process_time() - t0)
+            times.append(elapsed)
         print(
-            f"  {name:<30} {elapsed * 1000:8.1f} ms"
-            f" ({elapsed * 1e6 / (len(text) / 1024):6.1f} us/KB)"
+            f"  {name:<30} {times[0] * 1000:8.1f} ms"
+            f" ({times[0] * 1e6 / (len(text) / 1024):6.1f} us/KB;"
+            f" rules only {times[1] * 1e6 / (len(text) / 1024):6.1f} us/KB)"
         )
 
 
@@ -173,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "heldout7",
             "heldout8",
             "heldout9",
+            "heldout10",
+            "heldout9+10",
         ),
         default="all",
         help="which sets to report",
@@ -218,11 +243,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         # first read it; measured once in ADR 0007
         attack_sets["held-out 8"] = corpora.load("heldout8_attacks")
         benign_sets["held-out 8 benign"] = corpora.load("heldout8_benign")
-    if args.sets in ("all", "heldout", "heldout9"):
+    if args.sets in ("all", "heldout", "heldout9", "heldout9+10"):
         # written after set 8's fixes (1ac9f7d), committed (88961a4) before the screen
         # first read it; measured once in ADR 0007
         attack_sets["held-out 9"] = corpora.load("heldout9_attacks")
         benign_sets["held-out 9 benign"] = corpora.load("heldout9_benign")
+    set10 = ROOT / "tests/data/screening/heldout10_attacks.jsonl"
+    if args.sets in ("all", "heldout", "heldout10", "heldout9+10") and set10.exists():
+        # written by a helper who had never seen the rules; not read by the model's training
+        attack_sets["held-out 10"] = corpora.load("heldout10_attacks")
+        benign_sets["held-out 10 benign"] = corpora.load("heldout10_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
