@@ -276,7 +276,7 @@ def build_jobs(
 
     table, bodies = store.table, store.bodies  # type: ignore[attr-defined]
     presign_endpoint = settings.s3_presign_endpoint or settings.s3_endpoint
-    presigner = make_client("s3", settings.aws_region, presign_endpoint)
+    presigner = make_client("s3", settings.aws_region, presign_endpoint, sigv4=True)
     s3_blobs = S3TransferBlobs(bodies.client, presigner, bodies.bucket)
     return JobService(DynamoJobStore(table, bodies), s3_blobs, transfer, clock, times=times)
 
