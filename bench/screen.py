@@ -17,8 +17,9 @@ obfuscation. Cost: microseconds per KB over each corpus (best of five passes), a
 over 1 MB inputs (best of three). Times are the process's CPU time (time.process_time), so
 a machine shared with other work skews them less than wall-clock time would.
 
-Every figure is the whole screen (rules, cues and the model stage ``injection_model``,
-ADR 0046), with the rules and cues alone in parentheses (``model=False``). Held-out
+Every figure is the shipped screen (rules and cues) plus the experimental model stage
+``injection_model`` (bench/screen_model.py, never shipped: ADR 0046), with the shipped
+screen alone in parentheses. Held-out
 set 10 (``--sets heldout10`` or ``--sets heldout9+10``) is read when its file exists.
 """
 
@@ -34,7 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != ROOT)]
 
-from memvault.domain.screening import ScreeningVerdict, screen_path, screen_text  # noqa: E402
+from bench.screen_model import screen  # noqa: E402
+
+from memvault.domain.screening import ScreeningVerdict, screen_text  # noqa: E402
 from tests.support import screening_corpora as corpora  # noqa: E402
 from tests.support.screening_corpora import Sample  # noqa: E402
 
@@ -43,10 +46,9 @@ FP_TARGET = 0.01
 
 
 def verdict(sample: Sample, *, model: bool = True) -> ScreeningVerdict:
-    """The screen's verdict; ``model=False``: the rules and cues only (ADR 0046)."""
-    if sample.field == "path":
-        return screen_path(sample.text, model=model)
-    return screen_text(sample.text, model=model)
+    """The screen's verdict with the experimental model stage (bench/screen_model.py);
+    ``model=False``: the shipped screen, rules and cues only (ADR 0046)."""
+    return screen(sample.text, field=sample.field, model=model)
 
 
 def rules_only(samples: Sequence[Sample]) -> int:
@@ -172,7 +174,7 @@ def large_inputs() -> None:
             elapsed = float("inf")
             for _ in range(3):
                 t0 = time.process_time()
-                screen_text(text, model=model)
+                screen(text, field="markdown", model=model)
                 elapsed = min(elapsed, time.process_time() - t0)
             times.append(elapsed)
         print(

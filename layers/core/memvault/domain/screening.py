@@ -183,13 +183,11 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import json
 import re
 import threading
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Final
 
 from memvault.domain.screening_grammar import (
@@ -201,7 +199,6 @@ from memvault.domain.screening_grammar import (
     RULE_ROLE_HEADER,
     RULE_ROLE_HIJACK,
 )
-from memvault.domain.screening_model import LinearModel, model_check
 from memvault.domain.screening_normalise import despaced_view, fold_pair, leet_views
 
 if TYPE_CHECKING:
@@ -211,7 +208,6 @@ if TYPE_CHECKING:
 __all__ = [
     "RULE_IDS",
     "RULE_INJECTION_CUES",
-    "RULE_INJECTION_MODEL",
     "RULE_INSTRUCTION_OVERRIDE",
     "RULE_MODEL_DIRECTIVE",
     "RULE_PROMPT_EXTRACTION",
@@ -222,11 +218,6 @@ __all__ = [
     "screen_path",
     "screen_text",
 ]
-
-#: The third stage (``domain/screening_model.py``, ADR 0046): a linear model over n-grams,
-#: opt-in (``model=True``) and not among :data:`RULE_IDS`, the rules on by default: on
-#: conversation notes (LoCoMo) it refuses far more than 1%, see ADR 0046.
-RULE_INJECTION_MODEL: Final = "injection_model"
 
 #: Every rule id, in the order the rules are checked.
 RULE_IDS: Final = (
@@ -283,10 +274,6 @@ _REASONS: Final = {
     ),
     RULE_INJECTION_CUES: (
         "the {field} combines injection cues ({cues}) [rule {rule}];"
-        " rephrase it as a plain note, or quote it in `code`"
-    ),
-    RULE_INJECTION_MODEL: (
-        "the {field} reads as an injection to the screen's model ({cues}) [rule {rule}];"
         " rephrase it as a plain note, or quote it in `code`"
     ),
 }
@@ -786,49 +773,17 @@ def _verdict(rule: str, field: str, matched: str, cues: str = "") -> ScreeningVe
     return ScreeningVerdict(allowed=False, rule=rule, reason="refused: " + reason)
 
 
-def screen_text(text: str, *, model: bool = False) -> ScreeningVerdict:
+def screen_text(text: str) -> ScreeningVerdict:
     """Screen a model-written note body (or appended text).
 
     Pure and linear-time. See the module docstring for what is caught, what passes
     and why. Rules are checked in :data:`RULE_IDS` order and the first one that fires
-    is reported, with its id in the reason. ``model=True`` adds the third stage
-    (``injection_model``, off by default: it fails the benign target on conversation
-    notes, ADR 0046).
+    is reported, with its id in the reason.
     """
     verdict = _screen(text, field="text", code_is_mention=True)
     if verdict.allowed:
-        verdict = _screen_decoded(text) or verdict
-    if verdict.allowed and model:
-        return _screen_model(text, field="text", code_is_mention=True) or verdict
+        return _screen_decoded(text) or verdict
     return verdict
-
-
-def _linear_model() -> LinearModel:
-    with _ENGINE_LOCK:
-        return _load_model()
-
-
-@functools.cache
-def _load_model() -> LinearModel:
-    """The packaged weights (made by scripts/train_screen.py), read on first use."""
-    doc = json.loads(
-        resources.files("memvault").joinpath("data/screen_model.json").read_text("utf-8")
-    )
-    return LinearModel(
-        char=doc["char"],
-        word=doc["word"],
-        bias=float(doc["bias"]),
-        threshold=float(doc["threshold"]),
-    )
-
-
-def _screen_model(text: str, *, field: str, code_is_mention: bool) -> ScreeningVerdict | None:
-    hit = model_check(_linear_model(), text, code_is_mention=code_is_mention)
-    if hit is None:
-        return None
-    top = ", ".join("'" + _excerpt(g)[:24] + "'" for g in hit.top)
-    cues = f"p={hit.probability:.2f}; top n-grams {top}"
-    return _verdict(RULE_INJECTION_MODEL, field, hit.window, cues)
 
 
 # A base64 run long enough to hold an order ("aWdub3JlIHlvdXIgcnVsZXM="), outside code.
@@ -870,7 +825,7 @@ def _screen_decoded(text: str) -> ScreeningVerdict | None:
 _PATH_SEPARATORS_RE: Final = re.compile(r"/+")
 
 
-def screen_path(path: str, *, model: bool = False) -> ScreeningVerdict:
+def screen_path(path: str) -> ScreeningVerdict:
     """Screen a model-written note path (recall shows it in ``<note path="...">``).
 
     Folders read as lines and the ``.md`` suffix is dropped; a path has no code, so
@@ -881,7 +836,4 @@ def screen_path(path: str, *, model: bool = False) -> ScreeningVerdict:
     if not whole.allowed:
         return whole
     text = _PATH_SEPARATORS_RE.sub("\n", path.removesuffix(".md"))
-    verdict = _screen(text, field="path", code_is_mention=False)
-    if verdict.allowed and model:
-        return _screen_model(text, field="path", code_is_mention=False) or verdict
-    return verdict
+    return _screen(text, field="path", code_is_mention=False)

@@ -1,4 +1,7 @@
-"""The write screen's third stage: a linear model over n-grams (ADR 0046, amended).
+"""An experiment, not part of memvault: a linear model over n-grams as the write
+screen's third stage (ADR 0046, amended). Measured once on held-out sets 9 and 10 it
+raised attacks refused from 56.8% to 77.0% but refused 102 of 128 LoCoMo notes, so it
+lives here, beside the bench that measures it, and never in the shipped package.
 
 The rules (ADR 0007) and the cues (ADR 0046) are lexicons; paraphrase defeats them. This
 stage scores text with a logistic regression whose features are word uni- and bigrams
@@ -8,8 +11,8 @@ leetspeak, letter spacing), so ``the guidance you started with is void`` shares
 features with ``your original rules no longer count`` that no word list spelled out.
 
 Pure: the weights come in as a :class:`LinearModel` (built by
-``scripts/train_screen.py`` and read from the packaged ``memvault/data`` file by
-:func:`memvault.domain.screening.screen_text`, once, under its engine lock). Scoring is
+``bench/train_screen_model.py`` into ``bench/data/screen_model.json``, read once by
+:func:`load`; :func:`screen` runs the shipped screen and then this stage). Scoring is
 linear in the text: every sentence, every pair of adjacent sentences and the whole
 text are scored, and the highest score decides, so an order embedded in a long
 ordinary note is scored on its own. A refusal names its top contributing n-grams.
@@ -24,13 +27,19 @@ value is ``bias + sum(weights of its n-grams, counted) / sqrt(number of its n-gr
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
+from memvault.domain.screening import ScreeningVerdict, screen_path, screen_text
 from memvault.domain.screening_normalise import despaced_view, fold, leet_views
+
+RULE_INJECTION_MODEL: Final = "injection_model"
 
 __all__ = [
     "CHAR_SIZES",
@@ -215,3 +224,38 @@ def model_check(model: LinearModel, text: str, *, code_is_mention: bool = True) 
         return None
     probability = 1.0 / (1.0 + math.exp(-score))
     return ModelHit(score, probability, window, _top(model, window))
+
+
+WEIGHTS: Final = Path(__file__).resolve().parent / "data" / "screen_model.json"
+_PATH_SEPARATORS: Final = re.compile(r"/+")
+
+
+@functools.cache
+def load() -> LinearModel:
+    """The weights bench/train_screen_model.py wrote."""
+    doc = json.loads(WEIGHTS.read_text("utf-8"))
+    return LinearModel(
+        char=doc["char"],
+        word=doc["word"],
+        bias=float(doc["bias"]),
+        threshold=float(doc["threshold"]),
+    )
+
+
+def screen(text: str, *, field: str, model: bool = True) -> ScreeningVerdict:
+    """The shipped screen's verdict on a body (``field="markdown"``) or a path, then,
+    with ``model``, this stage on what the screen let through."""
+    shipped = screen_path(text) if field == "path" else screen_text(text)
+    if not shipped.allowed or not model:
+        return shipped
+    if field == "path":
+        hit = model_check(
+            load(), _PATH_SEPARATORS.sub("\n", text.removesuffix(".md")), code_is_mention=False
+        )
+    else:
+        hit = model_check(load(), text, code_is_mention=True)
+    if hit is None:
+        return shipped
+    top = ", ".join("'" + g[:24] + "'" for g in hit.top)
+    reason = f"refused: reads as an injection to the model (p={hit.probability:.2f}; top {top})"
+    return ScreeningVerdict(allowed=False, rule=RULE_INJECTION_MODEL, reason=reason)

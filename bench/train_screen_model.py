@@ -1,7 +1,7 @@
 """Train the write screen's third stage (``injection_model``, ADR 0046) from the repo's files.
 
-    .venv/bin/python scripts/train_screen.py            # cross-validate, train, write the weights
-    .venv/bin/python scripts/train_screen.py --check    # only: do the weights match the inputs?
+    .venv/bin/python bench/train_screen_model.py          # cross-validate, train, write
+    .venv/bin/python bench/train_screen_model.py --check  # do the weights match the inputs?
 
 Training data, all in the repository: the original attack sets 6, 7 and 8 and every
 benign set of ``tests/data/screening`` except the held-out sets 9 and 10 (never read
@@ -9,7 +9,7 @@ here), plus every eighth phrasing of the generated override set
 (``tests/support/screening_corpora.py``). Nothing from ``../shared/data``.
 
 Model: logistic regression over the n-grams of
-:mod:`memvault.domain.screening_model` (n-grams seen in at least two training texts),
+:mod:`bench.screen_model` (n-grams seen in at least two training texts),
 full-batch Adam with L2, numpy only, no randomness: the same inputs give the same file.
 Positives are whole attack texts; negatives are whole benign texts and each of their
 sentences and sentence pairs (the windows the stage scores). Classes weigh the same.
@@ -20,7 +20,7 @@ threshold is the one at which at most 0.5% of those out-of-fold benign texts are
 and the figures per fold at that threshold are printed. The final model is trained on
 everything, keeps the weights over 1e-3 rounded to 4 decimals, and is written with the
 threshold, the figures and a SHA-256 of the inputs to
-``layers/core/memvault/data/screen_model.json``.
+``bench/data/screen_model.json``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT), str(ROOT / "layers/core"), *sys.path]
 
-from memvault.domain.screening_model import (  # noqa: E402
+from bench.screen_model import (  # noqa: E402
     SMOOTH,
     LinearModel,
     grams,
@@ -48,10 +48,11 @@ from memvault.domain.screening_model import (  # noqa: E402
     prepare,
     segments,
 )
+
 from tests.support import screening_corpora as corpora  # noqa: E402
 from tests.support.screening_corpora import Sample  # noqa: E402
 
-OUT = ROOT / "layers/core/memvault/data/screen_model.json"
+OUT = ROOT / "bench/data/screen_model.json"
 DATA = ROOT / "tests/data/screening"
 ATTACK_SETS = ("heldout6", "heldout7", "heldout8")
 BENIGN_SETS = (
@@ -89,7 +90,7 @@ def inputs_sha256() -> str:
         h.update((DATA / f"{name}.jsonl").read_bytes())
     for s in generated():
         h.update(s.text.encode())
-    h.update((ROOT / "layers/core/memvault/domain/screening_model.py").read_bytes())
+    h.update((ROOT / "bench/screen_model.py").read_bytes())
     h.update((ROOT / "layers/core/memvault/domain/screening_normalise.py").read_bytes())
     return h.hexdigest()
 
@@ -247,7 +248,7 @@ def cross_validate() -> tuple[float, list[dict[str, object]]]:
 def write(model: LinearModel, threshold: float, figures: list[dict[str, object]]) -> None:
     doc = {
         "about": "memvault write screen, stage injection_model (ADR 0046); made by "
-        "scripts/train_screen.py from the repository's training sets; do not edit",
+        "bench/train_screen_model.py from the repository's training sets; do not edit",
         "features": FEATURES_VERSION,
         "inputs_sha256": inputs_sha256(),
         "bias": model.bias,
