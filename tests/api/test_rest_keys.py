@@ -251,7 +251,16 @@ def test_account_and_limits(admin: httpx.Client) -> None:
     r = admin.get("/v1/account")
     assert r.status_code == 200
     account = r.json()
-    assert set(account) == {"id", "name", "max_notes", "max_bytes", "note_count", "total_bytes"}
+    assert set(account) == {
+        "id",
+        "name",
+        "max_notes",
+        "max_bytes",
+        "max_files",
+        "max_file_bytes",
+        "note_count",
+        "total_bytes",
+    }
     assert account["id"] == "local"
     assert (account["note_count"], account["total_bytes"]) == (0, 0)
     assert account["max_notes"] == Limits().max_notes

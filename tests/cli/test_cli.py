@@ -18,6 +18,7 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ from tests.cli.helpers import (
     run_memvault_on_a_terminal,
 )
 from tests.support.backends import BACKENDS
+from tests.support.clock import FakeClock
+from tests.support.jobs import job_server
 from tests.support.servers import LiveServer, free_port
 
 ADMIN = "<admin key>"  # sentinel: run with the live server's admin key
@@ -482,8 +485,19 @@ def zip_contents(data: bytes) -> dict[str, bytes]:
         return {info.filename: zf.read(info) for info in zf.infolist()}
 
 
+@pytest.fixture
+def job_cli(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[Cli]:
+    """The CLI against a server whose job links answer (a moto server on AWS, S3's
+    events delivered to the job function): import and export go through the job API."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    for server in job_server(tmp_path, backend, clock, courier=True):
+        yield Cli(server, cwd)
+
+
 @ON_BOTH_BACKENDS
-def test_import_then_export_round_trips(cli: Cli, tmp_path: Path) -> None:
+def test_import_then_export_round_trips(job_cli: Cli, tmp_path: Path) -> None:
+    cli = job_cli
     archive = make_vault_zip(tmp_path / "vault.zip")
     imported = cli.ok("import", str(archive))
     assert imported.stdout.splitlines() == [

@@ -131,6 +131,9 @@ def test_recall_reads_its_notes_in_one_batch_with_the_bodies_side_by_side(
 ) -> None:
     for n in range(5):
         services.vault.write(user, f"n{n}.md", f"kiwi note {n}")
+    # The organisation's search defaults are read once and remembered a few seconds
+    # (ADR 0050; the gateway hands over the account it read anyway): warm them first.
+    RecallService(services.vault).recall(user, "kiwi", max_notes=5, token_budget=2000)
     store: Any = services.store
     slow = SlowBodies(store, monkeypatch, delay=0.2)
     with counted(services) as n:

@@ -11,6 +11,7 @@ function's own ``handle`` the event S3 sends through EventBridge (events/jobs_ob
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -22,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from memvault.adapters.aws.jobs import run_key
+from memvault.adapters.aws.jobs import RUN_PREFIX, run_key
 from memvault.container import Services, build_services
 from memvault.lambda_jobs import handle
 from tests.support.backends import backend_settings
@@ -51,14 +52,48 @@ def moto_http() -> str:
 
 
 def job_server(
-    tmp_path: Path, backend: str, clock: FakeClock, **overrides: Any
+    tmp_path: Path, backend: str, clock: FakeClock, *, courier: bool = False, **overrides: Any
 ) -> Iterator[LiveServer]:
+    """A live server for jobs; with ``courier`` on AWS, what S3 and EventBridge do runs by
+    itself (:func:`s3_courier`), for clients that know nothing of tests (the CLI)."""
     if backend == "aws":
         overrides.setdefault("s3_presign_endpoint", moto_http())
     # Jobs move archives: vectors (a k-NN index on the node) have their own tests.
     overrides.setdefault("embeddings", "off")
     with backend_settings(tmp_path, backend, **overrides) as settings:
-        yield from serve(build_services(settings, clock=clock), clock)
+        services = build_services(settings, clock=clock)
+        if backend == "aws" and courier:
+            with s3_courier(services):
+                yield from serve(services, clock)
+        else:
+            yield from serve(services, clock)
+
+
+@contextlib.contextmanager
+def s3_courier(services: Services, every: float = 0.05) -> Iterator[None]:
+    """S3's Object Created events through EventBridge to the job function, in a thread:
+    each new object under jobs/run/ is handed to the job function's ``handle`` once."""
+    client: Any = services.store.bodies.client  # type: ignore[attr-defined]
+    bucket = services.settings.bucket
+    seen: set[tuple[str, str]] = set()
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(every):
+            listed = client.list_objects_v2(Bucket=bucket, Prefix=RUN_PREFIX)
+            for obj in listed.get("Contents", []):
+                mark = (obj["Key"], str(obj["LastModified"]))
+                if mark not in seen:
+                    seen.add(mark)
+                    handle(object_created(bucket, obj["Key"], obj["Size"]), services)
+
+    thread = threading.Thread(target=run, name="s3-courier", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
 
 
 @functools.lru_cache(maxsize=1)
