@@ -17,6 +17,7 @@ import struct
 import time
 import unicodedata
 import zipfile
+from typing import Any
 
 import pytest
 
@@ -373,3 +374,49 @@ def test_the_retention_sweep_drops_bytes_no_file_references(
     assert att.download(user, "a.png")[1] == b"second"
     assert att.download(user, "b.png")[1] == b"kept"
     assert att.sweep_orphans(later) == 0
+
+
+def test_a_crash_mid_import_of_files_only_on_aws_leaves_the_files_as_they_were(
+    services: Services, user: Caller, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
+) -> None:
+    """An archive of attachments alone, too many for one transaction, is journaled like
+    one with notes: the process dying mid-way (every write after the first refused, so
+    nothing can be undone from memory) leaves no file of it once the lease has run out."""
+    if services.settings.backend != "aws":
+        pytest.skip("the journaled bulk commit is DynamoDB's; SQLite's is one transaction")
+    from memvault.adapters.aws import bulk
+    from memvault.errors import ServiceUnavailable
+
+    services.attachments.put(user, "img/diagram.png", b"old bytes")
+    before = _state(services, user)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("img/diagram.png", b"new bytes")
+        for i in range(60):
+            zf.writestr(f"img/{i}.png", b"png %d" % i)
+    table = services.store.table  # type: ignore[attr-defined]
+    calls = {"n": 0}
+
+    def dies_after_the_first(write: Any) -> Any:
+        def written(*args: object, **kwargs: object) -> object:
+            calls["n"] += 1
+            if calls["n"] >= 2:
+                raise RuntimeError("the process died")
+            return write(*args, **kwargs)
+
+        return written
+
+    def restore_fails(*_args: object, **_kwargs: object) -> None:
+        raise ServiceUnavailable("gone", code="gone")
+
+    for name in ("transact", "transact_once"):
+        monkeypatch.setattr(table, name, dies_after_the_first(getattr(table, name)))
+    monkeypatch.setattr(bulk, "_restore", restore_fails)
+    with pytest.raises((ServiceUnavailable, RuntimeError)):
+        run_import(services, user, buffer.getvalue())
+    monkeypatch.undo()
+    clock.advance(bulk.LOCK_LEASE_SECONDS + 1)
+    services.vault.write(user, "after.md", "recovered")  # recovers, then writes
+    note_count, total_bytes, files = _state(services, user)
+    assert (note_count - 1, total_bytes - len("recovered"), files) == before
+    assert services.attachments.download(user, "img/diagram.png")[1] == b"old bytes"

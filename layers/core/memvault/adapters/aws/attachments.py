@@ -12,8 +12,9 @@ a dangling reference). A commit writes its file items, the ``FILES`` counter (on
 condition it still holds what was read, so the file limit holds under races) and the
 quota shards' bytes (``quota.gathered``: the byte quota notes share) in one
 TransactWriteItems; a larger commit goes in chunks, and a chunk refused undoes the
-chunks before it, so the commit is all or nothing (a crash between chunks is not: see
-ADR 0043).
+chunks before it, so the commit is all or nothing (a crash between chunks is not, so
+an import's files, with or without notes, ride in the notes' journaled commit instead:
+``commit_import``; ADR 0043).
 """
 
 from __future__ import annotations
@@ -261,8 +262,10 @@ class DynamoAttachmentStore(DynamoParts):
     ) -> tuple[FileCommit, CommitResult | None]:
         """The files ride in the notes' commit: their items join the note plan (read,
         conditioned, journaled with it when the commit is large, their bytes in its
-        quota cost), so the import is all or nothing even through a crash."""
-        if not notes:
+        quota cost), so the import is all or nothing even through a crash. Files alone
+        take that path too once they need more than one transaction: chunks undone from
+        memory would not survive the process dying between them."""
+        if not notes and len(files) <= CHUNK:
             return self.commit_files(account_id, files, now=now), None
         if self.notes is None:
             raise RuntimeError("an import commit needs the note store")
