@@ -316,31 +316,7 @@ class TransferService:
         return changes, staged
 
     def _read_bytes(self, zf: zipfile.ZipFile, entry: _Entry, cap: int) -> bytes:
-        try:
-            with zf.open(entry.info) as fh:
-                data = fh.read(cap + 1)
-        except (
-            zipfile.BadZipFile,
-            OSError,
-            EOFError,
-            RuntimeError,
-            NotImplementedError,
-            zlib.error,
-            lzma.LZMAError,
-        ) as exc:
-            raise _refuse(
-                f"{entry.info.filename!r} cannot be read ({exc})",
-                "corrupt_entry",
-                entry=entry.info.filename,
-            ) from exc
-        if len(data) > cap:
-            raise TooLarge(
-                f"import refused, nothing was changed: {entry.info.filename!r} unpacks to more"
-                f" than {cap} bytes; a file may hold at most that",
-                code="file_too_large",
-                entry=entry.info.filename,
-            )
-        return data
+        return _read_capped(zf, entry, cap, "a file may hold at most that", "file_too_large")
 
     def _commit(
         self,
@@ -487,31 +463,9 @@ class TransferService:
         return "attachment"
 
     def _read(self, zf: zipfile.ZipFile, entry: _Entry) -> str:
-        # Read at most one byte past the limit: declared sizes can lie.
-        try:
-            with zf.open(entry.info) as fh:
-                data = fh.read(MAX_NOTE_BYTES + 1)
-        except (
-            zipfile.BadZipFile,
-            OSError,
-            EOFError,
-            RuntimeError,
-            NotImplementedError,
-            zlib.error,
-            lzma.LZMAError,
-        ) as exc:
-            raise _refuse(
-                f"{entry.info.filename!r} cannot be read ({exc})",
-                "corrupt_entry",
-                entry=entry.info.filename,
-            ) from exc
-        if len(data) > MAX_NOTE_BYTES:
-            raise TooLarge(
-                f"import refused, nothing was changed: {entry.info.filename!r} unpacks to more"
-                f" than {MAX_NOTE_BYTES} bytes; a note may hold at most that (1 MB)",
-                code="note_too_large",
-                entry=entry.info.filename,
-            )
+        data = _read_capped(
+            zf, entry, MAX_NOTE_BYTES, "a note may hold at most that (1 MB)", "note_too_large"
+        )
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -708,6 +662,36 @@ class TransferService:
                 if (why := paths.windows_problem(f.path)) is not None
             ]
         return found
+
+
+def _read_capped(zf: zipfile.ZipFile, entry: _Entry, cap: int, rule: str, code: str) -> bytes:
+    """An entry's bytes, read at most one byte past ``cap`` (declared sizes can lie):
+    a damaged entry is a ``corrupt_entry`` refusal, a larger one ``code``'s."""
+    try:
+        with zf.open(entry.info) as fh:
+            data = fh.read(cap + 1)
+    except (
+        zipfile.BadZipFile,
+        OSError,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+        zlib.error,
+        lzma.LZMAError,
+    ) as exc:
+        raise _refuse(
+            f"{entry.info.filename!r} cannot be read ({exc})",
+            "corrupt_entry",
+            entry=entry.info.filename,
+        ) from exc
+    if len(data) > cap:
+        raise TooLarge(
+            f"import refused, nothing was changed: {entry.info.filename!r} unpacks to more"
+            f" than {cap} bytes; {rule}",
+            code=code,
+            entry=entry.info.filename,
+        )
+    return data
 
 
 def _after_commit(

@@ -275,23 +275,13 @@ class S3TransferBlobs:
     def write_upload(
         self, account_id: str, job_id: str, chunks: Iterator[bytes], *, max_bytes: int
     ) -> int:
-        with tempfile.TemporaryFile() as spool:
-            size = 0
-            for chunk in chunks:
-                size += len(chunk)
-                if size > max_bytes:
-                    raise TooLarge(
-                        f"the upload is larger than the {max_bytes} bytes declared",
-                        code="archive_too_large",
-                        limit=max_bytes,
-                    )
-                spool.write(chunk)
-            spool.seek(0)
-            with aws_errors("the notes bucket"):
-                self.client.upload_fileobj(
-                    spool, self.bucket, run_key(account_id, job_id), Config=TRANSFER
-                )
-        return size
+        too_large = TooLarge(
+            f"the upload is larger than the {max_bytes} bytes declared",
+            code="archive_too_large",
+            limit=max_bytes,
+        )
+        key = run_key(account_id, job_id)
+        return spool_to_s3(self.client, self.bucket, key, chunks, max_bytes, too_large)
 
     def upload_size(self, account_id: str, job_id: str) -> int | None:
         try:
@@ -352,3 +342,26 @@ class S3TransferBlobs:
             self.client.delete_objects(
                 Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True}
             )
+
+
+def spool_to_s3(
+    client: Any,
+    bucket: str,
+    key: str,
+    chunks: Iterator[bytes],
+    max_bytes: int,
+    too_large: TooLarge,
+) -> int:
+    """A body arriving through memvault, spooled to disk (refused with ``too_large`` as
+    soon as it passes ``max_bytes``, nothing stored), then one multipart upload: its size."""
+    with tempfile.TemporaryFile() as spool:
+        size = 0
+        for chunk in chunks:
+            size += len(chunk)
+            if size > max_bytes:
+                raise too_large
+            spool.write(chunk)
+        spool.seek(0)
+        with aws_errors("the notes bucket"):
+            client.upload_fileobj(spool, bucket, key, Config=TRANSFER)
+    return size

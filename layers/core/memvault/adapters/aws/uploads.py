@@ -14,7 +14,6 @@ Content-Type and Content-Disposition.
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
@@ -22,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from memvault.adapters.aws.attachments import blob_key
 from memvault.adapters.aws.clients import aws_errors, error_code
-from memvault.adapters.aws.jobs import MAX_PRESIGN_SECONDS, TRANSFER
+from memvault.adapters.aws.jobs import MAX_PRESIGN_SECONDS, spool_to_s3
 from memvault.errors import TooLarge
 from memvault.ports import BlobLink
 
@@ -91,24 +90,13 @@ class S3FileUploads:
     def write(
         self, account_id: str, upload_id: str, chunks: Iterator[bytes], *, max_bytes: int
     ) -> int:
-        with tempfile.TemporaryFile() as spool:
-            size = 0
-            for chunk in chunks:
-                size += len(chunk)
-                if size > max_bytes:
-                    raise TooLarge(
-                        f"the upload is longer than the {max_bytes} bytes declared;"
-                        " nothing was stored",
-                        code="upload_too_large",
-                        limit=max_bytes,
-                    )
-                spool.write(chunk)
-            spool.seek(0)
-            with aws_errors("the notes bucket"):
-                self.client.upload_fileobj(
-                    spool, self.bucket, upload_key(account_id, upload_id), Config=TRANSFER
-                )
-        return size
+        too_large = TooLarge(
+            f"the upload is longer than the {max_bytes} bytes declared; nothing was stored",
+            code="upload_too_large",
+            limit=max_bytes,
+        )
+        key = upload_key(account_id, upload_id)
+        return spool_to_s3(self.client, self.bucket, key, chunks, max_bytes, too_large)
 
     def size(self, account_id: str, upload_id: str) -> int | None:
         try:
