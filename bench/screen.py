@@ -8,7 +8,7 @@ Sets (tests/support/screening_corpora.py): the shared public injection examples
 (``../shared/data/injections-dev``, tuned on) and everyday notes (LoCoMo, tuned on),
 skipped with a note when that folder is missing; the project's own dev sets (tuned
 on); the project's docs (README.md, CONTRIBUTING.md, docs/**/*.md); and the held-out
-benign sets, written before tuning; and the original attack sets 6 and 7 (written for the
+benign sets, written before tuning; and the original attack sets 8 and 9 (written for the
 hardening issue, each measured once when committed: the figures ADR 0007 records; tuned
 on since, so later figures are not held-out). For each set: attacks refused (recall)
 or benign notes refused (false-positive rate), next to the targets (at least 95%
@@ -16,11 +16,6 @@ refused, at most 1% refused), then per rule family, per language and per
 obfuscation. Cost: microseconds per KB over each corpus (best of five passes), and
 over 1 MB inputs (best of three). Times are the process's CPU time (time.process_time), so
 a machine shared with other work skews them less than wall-clock time would.
-
-Every figure is the shipped screen (rules and cues) plus the experimental model stage
-``injection_model`` (bench/screen_model.py, never shipped: ADR 0046), with the shipped
-screen alone in parentheses. Held-out
-set 10 (``--sets heldout10`` or ``--sets heldout9+10``) is read when its file exists.
 """
 
 from __future__ import annotations
@@ -35,9 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != ROOT)]
 
-from bench.screen_model import screen  # noqa: E402
-
-from memvault.domain.screening import ScreeningVerdict, screen_text  # noqa: E402
+from memvault.domain.screening import ScreeningVerdict, screen_path, screen_text  # noqa: E402
 from tests.support import screening_corpora as corpora  # noqa: E402
 from tests.support.screening_corpora import Sample  # noqa: E402
 
@@ -45,14 +38,8 @@ RECALL_TARGET = 0.95
 FP_TARGET = 0.01
 
 
-def verdict(sample: Sample, *, model: bool = True) -> ScreeningVerdict:
-    """The screen's verdict with the experimental model stage (bench/screen_model.py);
-    ``model=False``: the shipped screen, rules and cues only (ADR 0046)."""
-    return screen(sample.text, field=sample.field, model=model)
-
-
-def rules_only(samples: Sequence[Sample]) -> int:
-    return sum(not verdict(s, model=False).allowed for s in samples)
+def verdict(sample: Sample) -> ScreeningVerdict:
+    return screen_path(sample.text) if sample.field == "path" else screen_text(sample.text)
 
 
 def pct(n: int, d: int) -> str:
@@ -72,11 +59,9 @@ def breakdown(title: str, samples: Sequence[Sample], key: Callable[[Sample], str
 def attacks(name: str, samples: Sequence[Sample], show_misses: bool) -> None:
     refused = [s for s in samples if not verdict(s).allowed]
     ok = "meets" if len(refused) >= RECALL_TARGET * len(samples) else "MISSES"
-    base = rules_only(samples)
     print(
         f"  {name:<22} attacks refused {len(refused):4d}/{len(samples):<4d} "
         f"{pct(len(refused), len(samples))}   target >= {RECALL_TARGET:.0%}: {ok}"
-        f"   (rules only {base}/{len(samples)} {pct(base, len(samples)).strip()})"
     )
     breakdown("per family", samples, lambda s: s.family or "?")
     if len({s.lang for s in samples}) > 1:
@@ -96,11 +81,9 @@ def attacks(name: str, samples: Sequence[Sample], show_misses: bool) -> None:
 def benign(name: str, samples: Sequence[Sample], show_misses: bool) -> None:
     refused = [s for s in samples if not verdict(s).allowed]
     ok = "meets" if len(refused) <= FP_TARGET * len(samples) else "MISSES"
-    base = rules_only(samples)
     print(
         f"  {name:<22} benign refused  {len(refused):4d}/{len(samples):<4d} "
         f"{pct(len(refused), len(samples))}   target <= {FP_TARGET:.0%}: {ok}"
-        f"   (rules only {base}/{len(samples)} {pct(base, len(samples)).strip()})"
     )
     if len({s.kind for s in samples}) > 1:
         breakdown("refused per kind", samples, lambda s: s.kind or "?")
@@ -117,11 +100,7 @@ def pooled(sets: dict[str, list[Sample]], label: str) -> None:
         return
     refused = sum(not verdict(s).allowed for s in held)
     share = pct(refused, len(held))
-    base = rules_only(held)
-    print(
-        f"  {'held-out pooled':<22} {label} {refused:4d}/{len(held):<4d} {share}"
-        f"   (rules only {base}/{len(held)} {pct(base, len(held)).strip()})"
-    )
+    print(f"  {'held-out pooled':<22} {label} {refused:4d}/{len(held):<4d} {share}")
 
 
 def cost(name: str, samples: Sequence[Sample], passes: int = 5) -> None:
@@ -167,20 +146,16 @@ def large_inputs() -> None:
         "1 MB mixed scripts": ("Привет мир 你好世界 hello world " * (mb // 30))[:mb],
         "1 MB letter-spaced": ("a b c d e " * (mb // 10))[:mb],
     }
-    screen_text("warm up: the rules compile and the model loads on the first screen")
+    screen_text("warm up: the rules compile on the first screen")
     for name, text in cases.items():
-        times = []
-        for model in (True, False):
-            elapsed = float("inf")
-            for _ in range(3):
-                t0 = time.process_time()
-                screen(text, field="markdown", model=model)
-                elapsed = min(elapsed, time.process_time() - t0)
-            times.append(elapsed)
+        elapsed = float("inf")
+        for _ in range(3):
+            t0 = time.process_time()
+            screen_text(text)
+            elapsed = min(elapsed, time.process_time() - t0)
         print(
-            f"  {name:<30} {times[0] * 1000:8.1f} ms"
-            f" ({times[0] * 1e6 / (len(text) / 1024):6.1f} us/KB;"
-            f" rules only {times[1] * 1e6 / (len(text) / 1024):6.1f} us/KB)"
+            f"  {name:<30} {elapsed * 1000:8.1f} ms"
+            f" ({elapsed * 1e6 / (len(text) / 1024):6.1f} us/KB)"
         )
 
 
@@ -199,7 +174,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             "heldout8",
             "heldout9",
             "heldout10",
-            "heldout9+10",
         ),
         default="all",
         help="which sets to report",
@@ -230,30 +204,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.sets in ("all", "heldout", "heldout5"):
         # the newest held-out set: committed (193d450) before the screen first read it
         benign_sets["held-out 5 benign"] = corpora.load("heldout5_benign")
-    if args.sets in ("all", "heldout", "heldout6"):
-        # written after the cue stage (af865c9), committed (369b512) before the screen
-        # first read it; measured once in ADR 0007
-        attack_sets["held-out 6"] = corpora.load("heldout6_attacks")
+    if args.sets in ("all", "heldout", "heldout6", "heldout7"):
+        # their attack files left the repo (they looked copied from ../shared/data);
+        # ADR 0007 keeps their one measurement
         benign_sets["held-out 6 benign"] = corpora.load("heldout6_benign")
-    if args.sets in ("all", "heldout", "heldout7"):
-        # written after set 6's fixes (e8f6974), committed (6be335c) before the screen
-        # first read it; measured once in ADR 0007
-        attack_sets["held-out 7"] = corpora.load("heldout7_attacks")
         benign_sets["held-out 7 benign"] = corpora.load("heldout7_benign")
     if args.sets in ("all", "heldout", "heldout8"):
         # written after set 7's fixes (773dde4), committed (a01ea40) before the screen
         # first read it; measured once in ADR 0007
         attack_sets["held-out 8"] = corpora.load("heldout8_attacks")
         benign_sets["held-out 8 benign"] = corpora.load("heldout8_benign")
-    if args.sets in ("all", "heldout", "heldout9", "heldout9+10"):
+    if args.sets in ("all", "heldout", "heldout9"):
         # written after set 8's fixes (1ac9f7d), committed (88961a4) before the screen
         # first read it; measured once in ADR 0007
         attack_sets["held-out 9"] = corpora.load("heldout9_attacks")
         benign_sets["held-out 9 benign"] = corpora.load("heldout9_benign")
-    set10 = ROOT / "tests/data/screening/heldout10_attacks.jsonl"
-    if args.sets in ("all", "heldout", "heldout10", "heldout9+10") and set10.exists():
-        # written by a helper who had never seen the rules; not read by the model's training
-        attack_sets["held-out 10"] = corpora.load("heldout10_attacks")
+
+    if args.sets in ("all", "heldout", "heldout10"):
+        # written blind (5447d61); its attack file left the repo like sets 6 and 7
         benign_sets["held-out 10 benign"] = corpora.load("heldout10_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")

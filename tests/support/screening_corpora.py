@@ -4,7 +4,7 @@ Two kinds of set:
 
 * the project's own sets (tests/data/screening/, see its README): benign notes,
   ``dev_benign`` to tune on and ``heldout*_benign`` to measure on, with paths among
-  them, and four original attack sets, ``heldout6_attacks`` to ``heldout9_attacks``
+  them, and four original attack sets, ``heldout8_attacks`` and ``heldout9_attacks``
   (each measured once when committed; 6 to 8 regression sets since);
 * shared development data, read from ``../shared/data`` next to the repository (or
   ``$MEMVAULT_SHARED_DATA``) at run time and never copied here: the public
@@ -44,7 +44,7 @@ def _jsonl(path: Path) -> list[dict[str, str]]:
 
 def load(name: str) -> list[Sample]:
     """A set of tests/data/screening: ``dev_benign``, ``heldout*_benign`` or
-    ``heldout6_attacks`` to ``heldout9_attacks``."""
+    ``heldout8_attacks`` and ``heldout9_attacks``."""
     return [
         Sample(
             id=row["id"],

@@ -28,15 +28,15 @@ HELDOUT = (
     "heldout7",
     "heldout8",
     "heldout9",
+    "heldout10",
 )
-# Attack sets 6 to 9 are original text (written for the hardening issue, no phrase shared
-# with ../shared/data); the older attack sets left the repo. Each was measured once when
-# committed (ADR 0007: set 6 119/202 at 369b512, set 7 114/211 at 6be335c, set 8 124/205
-# at a01ea40, set 9 121/200 at 88961a4). Sets 6-8 were tuned on afterwards, so their
-# floors sit just below today's figures (201/202, 188/211, 161/205) and catch a
-# regression, not generalisation; set 9 has not been tuned on, its floor sits just below
-# its held-out figure.
-ATTACK_FLOORS = {"heldout6": 0.98, "heldout7": 0.87, "heldout8": 0.77, "heldout9": 0.59}
+# Attack sets 8 and 9 are original text (written for the hardening issue); sets 6, 7 and
+# 10 and the older attack sets left the repo, as they looked copied from ../shared/data.
+# Each was measured once when committed (ADR 0007: set 8 124/205 at a01ea40, set 9 121/200
+# at 88961a4). Set 8 was tuned on afterwards, so its floor sits just below today's figure
+# (161/205) and catches a regression, not generalisation; set 9 has not been tuned on,
+# its floor sits just below its held-out figure.
+ATTACK_FLOORS = {"heldout8": 0.77, "heldout9": 0.59}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
@@ -69,7 +69,7 @@ def test_heldout_benign_notes_pass() -> None:
     assert len(refused) <= FP_TARGET * len(benign), [_verdict(s).reason for s in refused]
 
 
-@pytest.mark.parametrize("name", ["heldout6", "heldout7", "heldout8", "heldout9"])
+@pytest.mark.parametrize("name", ["heldout6", "heldout7", "heldout8", "heldout9", "heldout10"])
 def test_each_new_benign_set_stays_within_the_target(name: str) -> None:
     benign = corpora.load(f"{name}_benign")
     assert len(benign) >= 400 and len({s.lang for s in benign}) >= 10
