@@ -10,6 +10,7 @@ import type { ComponentChild } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, get, post } from "../lib/api";
 import { withSession } from "../lib/reauth";
+import { DropZone } from "../ui/drop";
 import type { ImportResult, Job, JobLink, JobPhase } from "../lib/types";
 import { ago, bytes, count, when } from "../ui/format";
 import { loadFiles } from "../vault/files";
@@ -148,7 +149,6 @@ export function TransferPage() {
   const [result, setResult] = useState<ImportResult | null>(null);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [running, setRunning] = useState(false);
-  const [dragging, setDragging] = useState(false);
   const [exportJob, setExportJob] = useState<Job | null>(null);
   const [exportRefusal, setExportRefusal] = useState<Refusal | null>(null);
   const [jobs, setJobs] = useState<Job[] | null>(null);
@@ -240,20 +240,11 @@ export function TransferPage() {
           <h2 id="import-h">Import an Obsidian vault</h2>
           <p class="muted">
             A zip of the vault folder. Notes that exist are updated (a new version each), identical ones are left alone, and
-            files that are not notes are skipped. All or nothing: if anything is refused, nothing changes.
+            the other files (images, PDFs, canvases, .obsidian/ settings) are stored beside them. All or nothing: if anything is refused, nothing changes.
           </p>
-          <div
-            class={`drop${dragging ? " dragging" : ""}`}
-            onDragOver={(e) => {
-              e.preventDefault();
-              setDragging(true);
-            }}
-            onDragLeave={() => setDragging(false)}
-            onDrop={(e) => {
-              e.preventDefault();
-              setDragging(false);
-              const dropped = e.dataTransfer?.files[0];
-              if (dropped) setFile(dropped);
+          <DropZone
+            onFiles={(dropped) => {
+              if (dropped[0]) setFile(dropped[0]);
             }}
           >
             <label class="field">
@@ -271,7 +262,7 @@ export function TransferPage() {
                 <strong>{file.name}</strong> · {bytes(file.size)}
               </p>
             )}
-          </div>
+          </DropZone>
           <div class="actions">
             <button type="button" class="primary" disabled={!file || running} onClick={() => void runImport()}>
               {running ? "Importing…" : "Import"}

@@ -9,6 +9,7 @@ import { href, navigate } from "../lib/router";
 import { useStore } from "../lib/store";
 import type { NoteSummary } from "../lib/types";
 import { Confirm, Dialog } from "../ui/dialog";
+import { DropZone } from "../ui/drop";
 import { bytes, count } from "../ui/format";
 import { toast } from "../ui/toast";
 import {
@@ -291,7 +292,6 @@ export function UploadDialog(props: {
 }) {
   const [folder, setFolder] = useState(props.folder);
   const [chosen, setChosen] = useState<File[]>([]);
-  const [dragging, setDragging] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
   const [failed, setFailed] = useState<string[]>([]);
   const input = useRef<HTMLInputElement>(null);
@@ -341,25 +341,13 @@ export function UploadDialog(props: {
           <span>Folder</span>
           <input value={folder} onInput={(e) => setFolder((e.target as HTMLInputElement).value)} placeholder="(the vault's root)" spellcheck={false} />
         </label>
-        <div
-          class={`drop${dragging ? " dragging" : ""}`}
-          onDragOver={(e) => {
-            e.preventDefault();
-            setDragging(true);
-          }}
-          onDragLeave={() => setDragging(false)}
-          onDrop={(e) => {
-            e.preventDefault();
-            setDragging(false);
-            setChosen([...(e.dataTransfer?.files ?? [])]);
-          }}
-        >
+        <DropZone onFiles={setChosen}>
           <label class="field">
             <span>Files</span>
             <input ref={input} type="file" multiple onChange={(e) => setChosen([...((e.target as HTMLInputElement).files ?? [])])} />
           </label>
           <p class="muted small-text">or drop them here (or on the vault's side panel).</p>
-        </div>
+        </DropZone>
         {chosen.length > 0 && (
           <ul class="upload-list">
             {chosen.map((f) => (
