@@ -242,19 +242,10 @@ class S3TransferBlobs:
     def upload_link(
         self, account_id: str, job_id: str, *, size: int, expires_at: float, now: float
     ) -> BlobLink | None:
-        seconds = int(min(max(expires_at - now, 1), MAX_PRESIGN_SECONDS))
-        # Content-Length is among the signed headers: S3 refuses a body of another size.
-        url = self.presigner.generate_presigned_url(
-            "put_object",
-            Params={
-                "Bucket": self.bucket,
-                "Key": run_key(account_id, job_id),
-                "ContentLength": size,
-                "ContentType": "application/zip",
-            },
-            ExpiresIn=seconds,
+        key = run_key(account_id, job_id)
+        return presigned_put(
+            self.presigner, self.bucket, key, size, "application/zip", expires_at, now
         )
-        return BlobLink(url, {"content-type": "application/zip"}, now + seconds)
 
     def download_link(
         self, account_id: str, job_id: str, *, filename: str, expires_at: float, now: float
@@ -365,3 +356,24 @@ def spool_to_s3(
         with aws_errors("the notes bucket"):
             client.upload_fileobj(spool, bucket, key, Config=TRANSFER)
     return size
+
+
+def presigned_put(
+    presigner: Any,
+    bucket: str,
+    key: str,
+    size: int,
+    content_type: str,
+    expires_at: float,
+    now: float,
+) -> BlobLink:
+    """A link a client PUTs exactly ``size`` bytes to, with no credentials of its own.
+    Content-Length is among the signed headers (the presigner signs with SigV4), so S3
+    refuses a body of another size."""
+    seconds = int(min(max(expires_at - now, 1), MAX_PRESIGN_SECONDS))
+    url = presigner.generate_presigned_url(
+        "put_object",
+        Params={"Bucket": bucket, "Key": key, "ContentLength": size, "ContentType": content_type},
+        ExpiresIn=seconds,
+    )
+    return BlobLink(url, {"content-type": content_type}, now + seconds)

@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from memvault.adapters.aws.attachments import blob_key
 from memvault.adapters.aws.clients import aws_errors, error_code
-from memvault.adapters.aws.jobs import MAX_PRESIGN_SECONDS, spool_to_s3
+from memvault.adapters.aws.jobs import MAX_PRESIGN_SECONDS, presigned_put, spool_to_s3
 from memvault.errors import TooLarge
 from memvault.ports import BlobLink
 
@@ -73,19 +73,8 @@ class S3FileUploads:
         expires_at: float,
         now: float,
     ) -> BlobLink | None:
-        seconds = int(min(max(expires_at - now, 1), MAX_PRESIGN_SECONDS))
-        # Content-Length is among the signed headers: S3 refuses a body of another size.
-        url = self.presigner.generate_presigned_url(
-            "put_object",
-            Params={
-                "Bucket": self.bucket,
-                "Key": upload_key(account_id, upload_id),
-                "ContentLength": size,
-                "ContentType": content_type,
-            },
-            ExpiresIn=seconds,
-        )
-        return BlobLink(url, {"content-type": content_type}, now + seconds)
+        key = upload_key(account_id, upload_id)
+        return presigned_put(self.presigner, self.bucket, key, size, content_type, expires_at, now)
 
     def write(
         self, account_id: str, upload_id: str, chunks: Iterator[bytes], *, max_bytes: int

@@ -183,11 +183,7 @@ class FileTransferBlobs:
         self.root = root
 
     def _dir(self, account_id: str, job_id: str) -> Path:
-        # Ids are ours (hex and a prefix) and account ids are checked when made; refuse
-        # anything else rather than build a path from it.
-        if not _SAFE.fullmatch(job_id) or "/" in account_id or account_id in ("", ".", ".."):
-            raise ValueError("not a job id")
-        return self.root / account_id / job_id
+        return staged_dir(self.root, account_id, job_id)
 
     def upload_link(
         self, account_id: str, job_id: str, *, size: int, expires_at: float, now: float
@@ -204,23 +200,12 @@ class FileTransferBlobs:
     ) -> int:
         folder = self._dir(account_id, job_id)
         folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / "upload.zip.part"
-        size = 0
-        try:
-            with partial.open("wb") as fh:
-                for chunk in chunks:
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise TooLarge(
-                            f"the upload is larger than the {max_bytes} bytes declared",
-                            code="archive_too_large",
-                            limit=max_bytes,
-                        )
-                    fh.write(chunk)
-            os.replace(partial, folder / "upload.zip")
-        finally:
-            partial.unlink(missing_ok=True)
-        return size
+        too_large = TooLarge(
+            f"the upload is larger than the {max_bytes} bytes declared",
+            code="archive_too_large",
+            limit=max_bytes,
+        )
+        return write_capped(folder / "upload.zip", chunks, max_bytes, too_large)
 
     def upload_size(self, account_id: str, job_id: str) -> int | None:
         path = self._dir(account_id, job_id) / "upload.zip"
@@ -253,3 +238,34 @@ class FileTransferBlobs:
 
     def delete(self, account_id: str, job_id: str) -> None:
         shutil.rmtree(self._dir(account_id, job_id), ignore_errors=True)
+
+
+def is_staged_id(name: str) -> bool:
+    return _SAFE.fullmatch(name) is not None
+
+
+def staged_dir(root: Path, account_id: str, item_id: str) -> Path:
+    """The folder of one staged job or upload under ``root``. Ids are ours (hex and a
+    prefix) and account ids are checked when made; anything else is refused rather than
+    made into a path."""
+    if not is_staged_id(item_id) or "/" in account_id or account_id in ("", ".", ".."):
+        raise ValueError("not a staged item's id")
+    return root / account_id / item_id
+
+
+def write_capped(target: Path, chunks: Iterator[bytes], max_bytes: int, too_large: TooLarge) -> int:
+    """A body arriving through memvault, written beside ``target`` and moved into place
+    whole; refused with ``too_large`` (nothing left behind) once it passes ``max_bytes``."""
+    partial = target.with_name(target.name + ".part")
+    size = 0
+    try:
+        with partial.open("wb") as fh:
+            for chunk in chunks:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise too_large
+                fh.write(chunk)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return size

@@ -8,18 +8,15 @@ removed then, on a refusal, or by the sweep once the upload has run out.
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO
 
+from memvault.adapters.sqlite.jobs import is_staged_id, staged_dir, write_capped
 from memvault.errors import TooLarge
 from memvault.ports import BlobLink
-
-_SAFE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 class FileUploadFolders:
@@ -29,10 +26,7 @@ class FileUploadFolders:
         self.root = root
 
     def _dir(self, account_id: str, upload_id: str) -> Path:
-        # Upload ids are ours (checked by the service); refuse anything else as a path.
-        if not _SAFE.fullmatch(upload_id) or "/" in account_id or account_id in ("", ".", ".."):
-            raise ValueError("not an upload id")
-        return self.root / account_id / upload_id
+        return staged_dir(self.root, account_id, upload_id)
 
     def begin(self, account_id: str, upload_id: str, meta: Mapping[str, object]) -> None:
         folder = self._dir(account_id, upload_id)
@@ -62,25 +56,12 @@ class FileUploadFolders:
     def write(
         self, account_id: str, upload_id: str, chunks: Iterator[bytes], *, max_bytes: int
     ) -> int:
-        folder = self._dir(account_id, upload_id)
-        partial = folder / "data.part"
-        size = 0
-        try:
-            with partial.open("wb") as fh:
-                for chunk in chunks:
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise TooLarge(
-                            f"the upload is longer than the {max_bytes} bytes declared;"
-                            " nothing was stored",
-                            code="upload_too_large",
-                            limit=max_bytes,
-                        )
-                    fh.write(chunk)
-            os.replace(partial, folder / "data")
-        finally:
-            partial.unlink(missing_ok=True)
-        return size
+        too_large = TooLarge(
+            f"the upload is longer than the {max_bytes} bytes declared; nothing was stored",
+            code="upload_too_large",
+            limit=max_bytes,
+        )
+        return write_capped(self._dir(account_id, upload_id) / "data", chunks, max_bytes, too_large)
 
     def size(self, account_id: str, upload_id: str) -> int | None:
         try:
@@ -103,7 +84,7 @@ class FileUploadFolders:
             return 0
         dropped = 0
         for upload in folder.iterdir():
-            meta = self.meta(account_id, upload.name) if _SAFE.fullmatch(upload.name) else None
+            meta = self.meta(account_id, upload.name) if is_staged_id(upload.name) else None
             began = meta.get("created_at") if meta else None
             when = float(began) if isinstance(began, int | float) else _mtime(upload)
             if when < older_than:
