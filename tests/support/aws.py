@@ -167,6 +167,15 @@ class TransactionConflicts:
                 self._running -= 1
 
 
+# moto swaps boto3's default session for a new one while each mock runs (its
+# ``reset_boto3_session``), and a new session loads every service model again: the
+# memvault services of each AWS test built their four clients for ~0.5 s. Kept, the
+# session is built once per process. Nothing real can leak through it: moto hooks every
+# botocore session made after it is imported (this module imports it first), and its
+# stubber answers only while a mock runs.
+_KEEP_SESSION = {"core": {"reset_boto3_session": False}}
+
+
 @contextmanager
 def serial_moto(
     *, lean: bool = True, conflicts: TransactionConflicts | None = None
@@ -197,7 +206,7 @@ def serial_moto(
 
     BotocoreStubber.process_request = serialised  # type: ignore[method-assign]
     try:
-        with mock_aws(), lean_moto() if lean else nullcontext():
+        with mock_aws(config=_KEEP_SESSION), lean_moto() if lean else nullcontext():
             yield None
     finally:
         BotocoreStubber.process_request = original  # type: ignore[method-assign]
