@@ -100,9 +100,14 @@ class IndexPool:
     Every AWS-backend test gets an index of its own, as before: scores no longer depend
     on other accounts' notes (ADR 0017), but tests that sweep the whole index (retention,
     reindex, the index's own admin) must not see each other's documents. Creating an
-    index takes 0.2-0.3 s of cluster work and dropping one about 0.1 s; here both happen
-    on a background thread while the tests run, so a test takes an index that is already
-    there and hands it back to be dropped.
+    index takes 0.2-0.3 s and dropping one 0.1-0.15 s, both cluster-state updates the
+    node makes one at a time for every test process, so an index handed back is emptied
+    and reused (ADR 0053): when its settings, mappings and aliases are still those it was
+    made with and no index named after it appeared, its documents are deleted (a few
+    milliseconds) and the next test takes it; otherwise (a test dropped, closed,
+    re-mapped or downgraded it) it is dropped and a new one made. Both happen on a
+    background thread while the tests run, so a test takes an index that is already
+    there.
     """
 
     def __init__(self, url: str, *, ahead: int = 2) -> None:
@@ -115,6 +120,7 @@ class IndexPool:
         self._ahead = ahead
         self._prefix = f"memvault-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._made = itertools.count()
+        self._pristine: dict[str, object] = {}  # each index's state as made
         self._refill()
         # Vector index prefixes (ADR 0026) are reused, emptied between tests: a k-NN
         # index of each dimension is made once per prefix, on first use, instead of once
@@ -129,24 +135,49 @@ class IndexPool:
     def _create(self) -> str:
         name = f"{self._prefix}-{next(self._made)}"
         self._index_of(name).create_index()
+        self._pristine[name] = self._state(name)
         return name
+
+    def _state(self, name: str) -> dict[str, object]:
+        """The index's settings, mappings and aliases, and those of any index named
+        after it (``<name>-vectors-d*``: a test that named no vector prefix of its own)."""
+        return dict(self._client.indices.get(index=f"{name},{name}-*", allow_no_indices=True))
+
+    def _recycle(self, name: str) -> str:
+        """``name`` emptied for the next test; a new index when the test changed it."""
+        try:
+            if self._state(name) == self._pristine[name]:
+                self._client.indices.refresh(index=name)
+                self._client.delete_by_query(
+                    index=name,
+                    body={"query": {"match_all": {}}},
+                    conflicts="proceed",
+                    refresh=True,
+                )
+                if self._client.count(index=name)["count"] == 0:
+                    return name
+        except Exception:
+            pass  # missing, closed or unreadable: made anew below
+        self._drop(name)
+        return self._create()
 
     def _refill(self) -> None:
         while len(self._ready) < self._ahead:
             self._ready.append(self._worker.submit(self._create))
 
     def take(self) -> str:
-        """The name of a new, empty index that exists on the node."""
+        """The name of an empty index at memvault's mapping that exists on the node."""
         name = self._ready.popleft().result()
         self._refill()
         return name
 
     def give_back(self, name: str) -> None:
-        """Drop the index, and any vector index named after it (in the background:
-        nothing waits for it)."""
-        self._worker.submit(self._drop, name)
+        """Empty the index for a later test, or drop it, and any vector index named
+        after it, and make a new one (in the background: nothing waits for it)."""
+        self._ready.append(self._worker.submit(self._recycle, name))
 
     def _drop(self, name: str) -> None:
+        self._pristine.pop(name, None)
         self._index_of(name).drop_index()
         self._vectors_of(f"{name}-vectors").drop_indices()
 
