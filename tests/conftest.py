@@ -19,6 +19,7 @@ from tests.support.backends import BACKENDS, backend_settings
 from tests.support.clock import FakeClock
 from tests.support.hypothesis import load_profiles
 from tests.support.servers import LiveServer, serve
+from tests.support.slowest import SLOWEST
 from tests.support.tls import share_default_tls_context
 
 load_profiles()
@@ -78,7 +79,8 @@ def live_server(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[Live
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The browser tests run last in every process.
+    """The slowest tests run first (``tests.support.slowest``), the browser tests last in
+    every process.
 
     Playwright's sync API keeps an asyncio event loop running on the main thread from the
     first browser test to the end of the session, and every later test that starts a loop
@@ -86,4 +88,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     collection means last on each xdist worker too: a worker is handed items in
     collection order.
     """
-    items.sort(key=lambda item: "tests/dashboard/" in item.nodeid.replace("\\", "/"))
+    rank = {nodeid: n for n, nodeid in enumerate(SLOWEST)}
+
+    def order(item: pytest.Item) -> tuple[bool, int]:
+        nodeid = item.nodeid.replace("\\", "/")
+        return "tests/dashboard/" in nodeid, rank.get(nodeid, len(rank))
+
+    items.sort(key=order)
