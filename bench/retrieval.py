@@ -83,13 +83,19 @@ class Scores:
 
     rows: list[tuple[int, float, float]] = field(default_factory=list)
     conversations: list[str] = field(default_factory=list)  # each row's, for the splits
+    # (question id, ranked paths) of each question that lost recall@5, for --misses
+    misses: list[tuple[str, list[str]]] = field(default_factory=list)
 
-    def add(self, category: int, ranked: Sequence[str], truth: Sequence[str]) -> None:
+    def add(
+        self, category: int, ranked: Sequence[str], truth: Sequence[str], question: str = ""
+    ) -> None:
         wanted = set(truth)
         recall5 = len(set(ranked[:5]) & wanted) / len(wanted)
         mrr = next((1.0 / (i + 1) for i, p in enumerate(ranked[:10]) if p in wanted), 0.0)
         self.rows.append((category, recall5, mrr))
         self.conversations.append(next(iter(wanted)).rsplit("/", 1)[0] + "/")
+        if recall5 < 1.0:
+            self.misses.append((question, list(ranked[:5])))
 
     def part(self, conversations: set[str]) -> tuple[float, float]:
         """recall@5 and MRR over the questions of these conversations only."""
@@ -231,7 +237,8 @@ def measure(
                 name = f"{layout} recall {mode.value}"
                 if min_score is not None:
                     name += f" min {min_score}"
-                results[name].add(category, list(block.paths) if block else [], truth)
+                placed = list(block.paths) if block else []
+                results[name].add(category, placed, truth, str(q["id"]))
             block = search_order.recall(
                 caller, text, max_notes=5, token_budget=2000, mode=mode.value
             )
@@ -256,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
+    parser.add_argument(
+        "--misses",
+        type=Path,
+        help="write the recall path's (hybrid) misses to this file: per layout, each"
+        " question whose recall@5 is below 1 with its ground truth and the notes placed",
+    )
     args = parser.parse_args(argv)
     data = data_dir()
     if not (data / "queries.json").exists():
@@ -299,6 +312,32 @@ def main(argv: list[str] | None = None) -> int:
         if " recall " in name or " search keyword" in name or name.startswith("bm25s"):
             a, b = scores.part(TUNING_PART), scores.part(held_out)
             print(f"{name:46} {a[0]:7.3f}/{a[1]:.3f} {b[0]:9.3f}/{b[1]:.3f}")
+    print("\nby conversation (recall@5/MRR): each part alone, for a leave-one-out view")
+    ordered = sorted(conversations)
+    print(f"{'':46} " + " ".join(f"{c.strip('/').rsplit('/', 1)[-1]:>11}" for c in ordered))
+    for name, scores in results.items():
+        if name.endswith(("recall hybrid", "recall keyword", "search keyword")):
+            cells = " ".join("{:.3f}/{:.3f}".format(*scores.part({c})) for c in ordered)
+            print(f"{name:46} {cells}")
+    if args.misses:
+        by_id = {str(q["id"]): q for q in questions}
+        lines = []
+        for layout in (PER_CONVERSATION, ONE_VAULT):
+            for qid, placed in results[f"{layout} recall hybrid"].misses:
+                q = by_id[qid]
+                lines.append(
+                    json.dumps(
+                        {
+                            "layout": layout,
+                            "id": qid,
+                            "category": CATEGORIES[int(q["category"])],  # type: ignore[call-overload]
+                            "query": q["query"],
+                            "ground_truth": q["ground_truth"],
+                            "placed": placed,
+                        }
+                    )
+                )
+        args.misses.write_text("\n".join(lines) + "\n")
     if args.json:
         payload = {
             name: {"overall": scores.overall(), "by_category": scores.by_category()}
