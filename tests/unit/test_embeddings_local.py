@@ -93,3 +93,33 @@ def test_remembered_pieces_give_the_tokenizers_own_ids(local: StaticEmbedder) ->
     assert local._pieces is not None  # the fast path is the one this model takes
     assert ours == theirs + theirs
     assert len(ours[4]) == 2048
+
+
+def test_vectors_are_the_normalised_mean_of_the_tokenizers_token_rows(
+    local: StaticEmbedder,
+) -> None:
+    # Whatever path a text takes (its words remembered, its pieces with their marks, or
+    # cut at MAX_TOKENS), its vector is the model's: the mean of its tokens' rows.
+    import unicodedata
+
+    import numpy as np
+
+    texts = [
+        "single spaces between words, as most text has",
+        "double  spaces and a trailing one ",
+        " a leading space",
+        "a literal mark ▁ inside",
+        "tab\tand\nnew lines\r\n- list",
+        "x " * 3000,
+        "",
+    ]
+    got = local.embed_array(texts + texts)  # the second time from the remembered pieces
+    table = local._table
+    for row, text in enumerate(texts + texts):
+        ids = local._tokenizer.encode(
+            unicodedata.normalize("NFKC", text), add_special_tokens=False
+        ).ids
+        want = table[ids].mean(axis=0) if ids else np.zeros(local.dimension, np.float32)
+        norm = float(np.linalg.norm(want))
+        want = want / norm if norm else want
+        assert np.abs(got[row] - want).max() < 1e-6, text

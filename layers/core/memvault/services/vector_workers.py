@@ -24,8 +24,10 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from memvault.domain.chunking import chunk_note
 from memvault.ports import Embedder
@@ -47,6 +49,15 @@ _POOL_ERRORS = (OSError, NotImplementedError, BrokenProcessPool, PermissionError
 _factory: Callable[[], Embedder] | None = None
 
 
+@runtime_checkable
+class ArrayEmbedder(Protocol):
+    """An embedder that hands its vectors over as one float32 array (the local model)."""
+
+    @property
+    def model(self) -> str: ...
+    def embed_array(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
 def _start(parent_pid: int, factory: Callable[[], Embedder]) -> None:
     """A worker's initializer: end with the parent, and remember how to build the model."""
     from memvault.services.parsing import end_with_parent  # (parsing imports the vault)
@@ -61,15 +72,22 @@ def chunk_and_embed(embedder: Embedder, items: Sequence[Item]) -> tuple[str, lis
     (or in the caller, when there are none)."""
     chunked = [chunk_note(markdown, title=title, path=path) for path, title, markdown in items]
     texts = [chunk.embed_text for chunks in chunked for chunk in chunks]
-    result = embedder.embed(texts)
-    vectors = np.asarray(result.vectors, dtype=np.float32).reshape(len(texts), result.dimension)
+    if isinstance(embedder, ArrayEmbedder):
+        # float32 rows as computed (ADR 0058): a list of Python floats and back cost as
+        # much as the embedding itself.
+        vectors = embedder.embed_array(texts)
+        model = embedder.model
+    else:
+        result = embedder.embed(texts)
+        vectors = np.asarray(result.vectors, dtype=np.float32).reshape(len(texts), result.dimension)
+        model = result.model
     out: list[Chunked] = []
     row = 0
     for chunks in chunked:
         spans = [(c.index, c.heading, c.offset, c.length) for c in chunks]
         out.append((spans, vectors[row : row + len(chunks)].tobytes()))
         row += len(chunks)
-    return result.model, out
+    return model, out
 
 
 def _work(items: list[Item]) -> tuple[str, list[Chunked]]:

@@ -42,7 +42,7 @@ _SPACE = "\u2581"
 # after another character (checked at load, ``_pieces_are_exact``), so the tokens of a
 # text are its pieces' tokens, one after the other.
 _PIECE_RE = re.compile(f"{_SPACE}+[^{_SPACE}]*|[^{_SPACE}]+")
-# Pieces remembered with their token ids (a vault repeats its words): about 100 bytes each.
+# Pieces remembered with their token ids (a vault repeats its words): about 120 bytes each.
 PIECE_CACHE = 200_000
 
 
@@ -67,9 +67,9 @@ class StaticEmbedder:
         self._tokenizer = tokenizer
         self._model = model
         self._lock = threading.Lock()
-        # Token ids by piece (see _PIECE_RE), when the vocabulary allows it; else None and
-        # every text goes through the tokenizer whole.
-        self._pieces: dict[str, list[int]] | None = {} if _pieces_are_exact(tokenizer) else None
+        # Token ids (int32 bytes) by piece (see _PIECE_RE), when the vocabulary allows it;
+        # else None and every text goes through the tokenizer whole.
+        self._pieces: dict[str, bytes] | None = {} if _pieces_are_exact(tokenizer) else None
 
     @classmethod
     def load(cls, root: Path | None = None, *, dimension: int = DIMENSION) -> StaticEmbedder:
@@ -117,47 +117,75 @@ class StaticEmbedder:
     def _embed(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.float32], int]:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         tokens = 0
-        for row, ids in enumerate(self._token_ids(texts)):
-            if not ids:
-                continue
-            tokens += len(ids)
-            out[row] = self._table[ids].mean(axis=0)
+        for row, ids in enumerate(self._token_arrays(texts)):
+            if len(ids):
+                tokens += len(ids)
+                # The sum, not the mean: the row is normalised below all the same.
+                np.add.reduce(self._table.take(ids, axis=0), axis=0, out=out[row])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out, tokens
 
     def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids (NFKC first, no special tokens, at most MAX_TOKENS), as
-        the tokenizer gives them. BPE over a whole chunk is most of an embedding's cost
-        (bench/embedders.py), and a vault repeats its words: each piece is tokenized once
-        and remembered (``PIECE_CACHE``), the same ids the tokenizer would give."""
+        the tokenizer gives them."""
+        return [ids.tolist() for ids in self._token_arrays(texts)]
+
+    def _token_arrays(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
+        """Each text's token ids as an int32 array, as the tokenizer gives them. BPE over
+        a whole chunk is most of an embedding's cost (bench/embedders.py), and a vault
+        repeats its words: each piece is tokenized once and remembered (``PIECE_CACHE``)
+        as its ids' int32 bytes, so a text's ids are one join of its pieces' (ADR 0058)."""
         prepared = [unicodedata.normalize("NFKC", text) for text in texts]
         pieces = self._pieces
         if pieces is None:
-            out: list[list[int]] = []
+            out: list[npt.NDArray[np.int32]] = []
             for start in range(0, len(prepared), _BATCH):
                 with self._lock:
                     encoded = self._tokenizer.encode_batch(
                         prepared[start : start + _BATCH], add_special_tokens=False
                     )
-                out.extend(enc.ids for enc in encoded)
+                out.extend(np.asarray(enc.ids, dtype=np.int32) for enc in encoded)
             return out
         found = _PIECE_RE.findall
-        model = self._tokenizer.model
-        result: list[list[int]] = []
+        result: list[npt.NDArray[np.int32]] = []
         with self._lock:  # the cache and the model are shared
             if len(pieces) > PIECE_CACHE:
                 pieces.clear()
+            get = pieces.get
             for text in prepared:
-                ids: list[int] = []
-                if text:  # the tokenizer gives an empty text no tokens (no space mark)
-                    for piece in found(_SPACE + text.replace(" ", _SPACE)):
-                        got = pieces.get(piece)
-                        if got is None:
-                            got = pieces[piece] = [t.id for t in model.tokenize(piece)]
-                        ids += got
+                if not text:  # the tokenizer gives an empty text no tokens (no space mark)
+                    result.append(np.zeros(0, dtype=np.int32))
+                    continue
+                # Text with single spaces between words and no mark of its own (most
+                # text): its pieces are a mark and each word, so the words are the keys
+                # (a piece's key is its text less the one leading mark). Else the pieces
+                # themselves, as found, keyed with their marks.
+                if "  " in text or text[0] == " " or text[-1] == " " or _SPACE in text:
+                    keys = found(_SPACE + text.replace(" ", _SPACE))
+                    marked = True
+                else:
+                    keys = text.split(" ")
+                    marked = False
+                parts = list(map(get, keys)) if not marked else [get("\0" + k) for k in keys]
+                if None in parts:
+                    parts = [
+                        got if got is not None else self._remember(key, marked)
+                        for got, key in zip(parts, keys, strict=True)
+                    ]
+                ids = np.frombuffer(b"".join(parts), dtype=np.int32)  # type: ignore[arg-type]
                 result.append(ids[:MAX_TOKENS])
         return result
+
+    def _remember(self, key: str, marked: bool) -> bytes:
+        """The int32 ids of a piece, tokenized now and remembered (caller holds the lock).
+        A marked key is the piece itself (stored as NUL + piece, apart from the words);
+        an unmarked one is a word, whose piece is the mark and the word."""
+        assert self._pieces is not None
+        piece = key if marked else _SPACE + key
+        ids = np.asarray([t.id for t in self._tokenizer.model.tokenize(piece)], dtype=np.int32)
+        got = self._pieces["\0" + key if marked else key] = ids.tobytes()
+        return got
 
 
 def _pieces_are_exact(tokenizer: Any) -> bool:
