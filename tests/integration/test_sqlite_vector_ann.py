@@ -170,3 +170,25 @@ def test_deletes_and_new_writes_show_at_once_and_a_restart_reads_the_stored_proj
     restarted.clear("acc")
     assert nearest(restarted, "acc", query) == []
     assert conn.execute("SELECT COUNT(*) FROM vector_projections").fetchone()[0] == 0
+
+
+def test_a_scan_split_across_two_threads_finds_what_one_thread_finds(db_path: Path) -> None:
+    # ADR 0057: a large account's projected rows are scanned in two halves side by side.
+    # The halves choose their own candidates; the page is still full, exact, filtered
+    # inside and without the deleted note, and nearly the exact scan's.
+    split = SqliteVectorIndex(Database(db_path), ann_min_rows=ANN_ROWS, split_rows=1)
+    exact = SqliteVectorIndex(Database(db_path), ann_min_rows=10**9)
+    store(split, "acc", seed=1)
+    store(split, "other", seed=2)
+    split.delete_notes("acc", ["n3.md"])
+    found = wanted = 0
+    for query in queries(seed=13, count=20):
+        got, truth = nearest(split, "acc", query), nearest(exact, "acc", query)
+        assert len(got) == 10 and all(h.text.startswith("acc:") for h in got)
+        assert "n3.md" not in {h.path for h in got}
+        assert [h.similarity for h in got] == sorted((h.similarity for h in got), reverse=True)
+        found += len(set(keys(got)) & set(keys(truth)))
+        wanted += len(truth)
+        tagged = nearest(split, "acc", query, tag="t")
+        assert len(tagged) == 10 and all(int(h.path[1:-3]) % 3 == 0 for h in tagged)
+    assert found / wanted >= 0.9
