@@ -4,6 +4,7 @@ never asserted).
     .venv/bin/python bench/search_speed.py                       # 1k and 10k notes
     .venv/bin/python bench/search_speed.py --sizes 100000        # + 100k: ~15 min, ~3 GB
     .venv/bin/python bench/search_speed.py --sizes 100000 --alternative tantivy
+    .venv/bin/python bench/search_speed.py --sizes 100000 --cache /tmp/memvault-speed
 
 For each size a synthetic vault (bench/synth.py, seed 1, ~5 kB notes: the vault bench/run.py
 measures) is imported through ``TransferService.import_zip`` on SQLite with the local
@@ -18,6 +19,9 @@ as many passes as fit in the time budget:
   in keyword and hybrid mode.
 
 Import time is reported with embeddings on, and (``--import-off``) with them off too.
+With ``--cache DIR`` the imported vault (embeddings on) is kept in ``DIR/<size>`` and a
+later run with the same DIR measures it again without importing (no import figures
+then): a 100k vault takes minutes of both cores to build.
 
 With ``--alternative tantivy`` (tantivy 0.27, ``pip install tantivy``; not a project
 dependency) the same notes go into a tantivy index (title and body, English stemming,
@@ -33,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -105,17 +110,26 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     gen = VaultGenerator(size, seed=SEED)
     with tempfile.TemporaryDirectory(prefix="memvault-speed-") as tmp:
         tmpdir = Path(tmp)
-        zip_path = tmpdir / "vault.zip"
-        gen.write_zip(zip_path)
-        if args.import_off:
-            seconds, _, cpu = import_once(zip_path, tmpdir / "off", "off")
-            res["import_off_seconds"], res["import_off_cpu"] = seconds, cpu
-            log(f"[{size}] import, embeddings off: {res['import_off_seconds']:.1f} s")
         embeddings = "off" if args.no_vectors else "local"
-        seconds, svc, cpu = import_once(zip_path, tmpdir / "on", embeddings)
-        kind = "on" if embeddings == "local" else "off"
-        res[f"import_{kind}_seconds"], res[f"import_{kind}_cpu"] = seconds, cpu
-        log(f"[{size}] import, embeddings {embeddings}: {seconds:.1f} s")
+        cached = args.cache / str(size) if args.cache and embeddings == "local" else None
+        if cached is not None and (cached / "complete").exists():
+            svc = open_services(cached, embeddings)
+            log(f"[{size}] the vault imported before, from {cached}")
+        else:
+            zip_path = tmpdir / "vault.zip"
+            gen.write_zip(zip_path)
+            if args.import_off:
+                seconds, _, cpu = import_once(zip_path, tmpdir / "off", "off")
+                res["import_off_seconds"], res["import_off_cpu"] = seconds, cpu
+                log(f"[{size}] import, embeddings off: {res['import_off_seconds']:.1f} s")
+            if cached is not None:
+                shutil.rmtree(cached, ignore_errors=True)
+            seconds, svc, cpu = import_once(zip_path, cached or tmpdir / "on", embeddings)
+            kind = "on" if embeddings == "local" else "off"
+            res[f"import_{kind}_seconds"], res[f"import_{kind}_cpu"] = seconds, cpu
+            log(f"[{size}] import, embeddings {embeddings}: {seconds:.1f} s")
+            if cached is not None:
+                (cached / "complete").write_text("imported and drained\n")
         caller = Caller(account_id=ACCOUNT, surface=Surface.REST)
         semantic = svc.vault.hybrid.semantic
         res["chunks"] = sum(svc.vectors.indexed_models(ACCOUNT).values()) if svc.vectors else 0
@@ -224,7 +238,7 @@ def ann_against_exact(svc: Any, queries: list[tuple[str, str]]) -> dict[str, flo
     }
 
 
-def import_once(zip_path: Path, data_dir: Path, embeddings: str) -> tuple[float, Any, float]:
+def open_services(data_dir: Path, embeddings: str) -> Any:
     settings = Settings(
         backend="sqlite",
         data_dir=data_dir,
@@ -232,7 +246,11 @@ def import_once(zip_path: Path, data_dir: Path, embeddings: str) -> tuple[float,
         budget_burst=1e12,
         embeddings=embeddings,  # type: ignore[arg-type]
     )
-    svc = build_services(settings, clock=time.time)
+    return build_services(settings, clock=time.time)
+
+
+def import_once(zip_path: Path, data_dir: Path, embeddings: str) -> tuple[float, Any, float]:
+    svc = open_services(data_dir, embeddings)
     svc.accounts.create_account(
         "bench", account_id=ACCOUNT, limits=Limits(max_notes=10**8, max_bytes=10**13)
     )
@@ -382,6 +400,9 @@ def main() -> int:
         help="embeddings off: keyword search, keyword recall and the alternative only",
     )
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--cache", type=Path, help="keep the imported vaults here and reuse them (DIR/<size>)"
+    )
     args = parser.parse_args()
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
