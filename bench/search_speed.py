@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import sys
@@ -171,6 +172,11 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
                 "recall hybrid, search order",
             ):
                 del runs[kind]
+        elif hasattr(svc.vectors, "_split_rows"):
+            # The same searches with the projected scan on the caller's thread alone
+            # (ADR 0057), interleaved with the split one.
+            runs["nearest chunks, one thread"] = one_thread(svc.vectors, runs["nearest chunks"])
+            runs["recall hybrid, one thread"] = one_thread(svc.vectors, runs["recall hybrid"])
         if args.alternative == "tantivy":
             runs["tantivy"] = tantivy_runner(svc, tmpdir / "tantivy", res)
         samples = timed_passes(runs, queries, args.budget)
@@ -183,6 +189,17 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         res["passes"] = len(samples["keyword"]["all"]) // len(queries)
         res["peak_rss_mb"] = peak_rss_mb()
     return res
+
+
+def one_thread(index: Any, run: Callable[[str, int], object]) -> Callable[[str, int], object]:
+    def unsplit(text: str, n: int) -> object:
+        split, index._split_rows = index._split_rows, 10**12
+        try:
+            return run(text, n)
+        finally:
+            index._split_rows = split
+
+    return unsplit
 
 
 def ann_against_exact(svc: Any, queries: list[tuple[str, str]]) -> dict[str, float]:
@@ -317,6 +334,8 @@ def print_table(results: list[dict[str, Any]]) -> None:
         "recall hybrid",
         "recall keyword, search order",
         "recall hybrid, search order",
+        "nearest chunks, one thread",
+        "recall hybrid, one thread",
         "tantivy",
     ]
     for kind in kinds:
@@ -380,6 +399,13 @@ def print_table(results: list[dict[str, Any]]) -> None:
             + (f"{hybrid:.1f} ms" if hybrid is not None else "not measured")
             + " (target < 15 ms)"
         )
+        if "recall hybrid, one thread all p50" in r:
+            print(
+                "recall hybrid p50 at 100k, the projected scan split / on one thread:"
+                f" {r['recall hybrid all p50']:.1f} / {r['recall hybrid, one thread all p50']:.1f}"
+                f" ms; nearest chunks {r['nearest chunks all p50']:.1f} /"
+                f" {r['nearest chunks, one thread all p50']:.1f} ms"
+            )
         if "recall hybrid cpu p50" in r:
             print(
                 f"recall CPU p50 at 100k: keyword {r['recall keyword cpu p50']:.1f} ms, hybrid"
@@ -405,12 +431,18 @@ def main() -> int:
     )
     args = parser.parse_args()
     results = []
+    loads = [os.getloadavg()]
     for size in (int(s) for s in args.sizes.split(",")):
         results.append(bench_size(size, args))
+        loads.append(os.getloadavg())
     print_table(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     print(f"python {sys.version.split()[0]}; a shared 2-vCPU VM (other work running)")
+    print(
+        "load average (1, 5, 15 min) at the start and after each size: "
+        + "; ".join(", ".join(f"{x:.1f}" for x in load) for load in loads)
+    )
     return 0
 
 
