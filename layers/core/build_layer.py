@@ -316,7 +316,10 @@ def compile_bytecode(python_dir: Path, python: str | None = None) -> None:
     exe = python or find_python()
     cmd = [exe, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
     cmd += ["-s", str(python_dir), "-p", INSTALL_PREFIX, str(python_dir)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    # With PYTHONPYCACHEPREFIX set (scripts/test.sh sets it) compileall would write the
+    # pycs under that prefix instead of beside their sources, where the layer needs them.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit("compileall failed:\n" + done.stdout + done.stderr)
 
