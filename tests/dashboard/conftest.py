@@ -158,27 +158,3 @@ def tab(browser: Any, live_server: LiveServer) -> Iterator[Page]:
     finally:
         context.close()
     assert wrapped.errors == [], f"uncaught errors in the page: {wrapped.errors}"
-
-
-def _sessions_missing() -> bool:
-    """Whether this memvault has no dashboard sign-in yet (POST /v1/sessions)."""
-    import tempfile
-
-    from memvault.api.app import create_app
-    from memvault.container import build_services
-    from memvault.settings import Settings
-
-    with tempfile.TemporaryDirectory() as data:
-        app = create_app(build_services(Settings(backend="sqlite", data_dir=Path(data))))
-        return "/v1/sessions" not in app.openapi()["paths"]
-
-
-SESSIONS_MISSING = _sessions_missing()
-# Every page but sign-in needs a session; until the sessions API lands these are
-# expected to fail (strict: once it exists they run, and must pass).
-needs_sessions = pytest.mark.xfail(
-    condition=SESSIONS_MISSING,
-    reason="the sessions API (POST /v1/sessions) has not landed in this checkout",
-    strict=True,
-    run=False,  # each would only wait out its sign-in; the suite's minute is better spent
-)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from tests.dashboard.conftest import Page, needs_sessions
+from tests.dashboard.conftest import Page
 from tests.support.people import PASSWORD, Org, make_org
 from tests.support.servers import LiveServer
 
@@ -43,7 +43,6 @@ def _org(server: LiveServer) -> tuple[Org, str, str]:
     return org, theirs, mine
 
 
-@needs_sessions
 def test_an_admin_sees_a_colleagues_memory_labelled_and_manages_their_own(tab: Page) -> None:
     server = tab.server
     org, theirs, mine = _org(server)
@@ -150,7 +149,6 @@ def test_an_admin_sees_a_colleagues_memory_labelled_and_manages_their_own(tab: P
     assert page.get_by_role("row", name=re.compile("Support team")).count() == 0
 
 
-@needs_sessions
 def test_a_member_sees_only_their_own_memories(tab: Page) -> None:
     server = tab.server
     org, _theirs, mine = _org(server)

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from tests.dashboard.conftest import Page, needs_sessions
+from tests.dashboard.conftest import Page
 from tests.dashboard.helpers import archive, note_count, put, read
 
 
@@ -27,7 +27,6 @@ def test_the_sign_in_page_is_accessible(tab: Page) -> None:
     tab.page.get_by_role("heading", name="Sign in").wait_for()
 
 
-@needs_sessions
 def test_sign_in_with_a_key_then_sign_out(tab: Page) -> None:
     tab.sign_in_with_key()
     page = tab.page
@@ -46,7 +45,6 @@ def test_sign_in_with_a_key_then_sign_out(tab: Page) -> None:
     page.get_by_role("heading", name="Sign in").wait_for()
 
 
-@needs_sessions
 def test_edit_and_save_then_a_conflicting_save_is_merged(tab: Page) -> None:
     put(tab.server, "plan.md", "# Plan\n\nalpha\n\nbeta\n")
     tab.sign_in_with_key()
@@ -78,7 +76,6 @@ def test_edit_and_save_then_a_conflicting_save_is_merged(tab: Page) -> None:
     assert read(tab.server, "plan.md")["markdown"] == merged
 
 
-@needs_sessions
 def test_a_hostile_note_never_runs(tab: Page) -> None:
     put(
         tab.server,
@@ -116,7 +113,6 @@ def test_a_hostile_note_never_runs(tab: Page) -> None:
     tab.screenshot("hostile-note")
 
 
-@needs_sessions
 def test_wikilinks_complete_from_note_names(tab: Page) -> None:
     put(tab.server, "people/Checklist of things.md", "# Checklist of things\n")
     put(tab.server, "draft.md", "# Draft\n\n")
@@ -203,7 +199,6 @@ def test_a_link_the_index_and_the_server_resolve_apart_follows_the_server(tab: P
     assert tab.errors == []
 
 
-@needs_sessions
 def test_rename_rewrites_the_links_to_the_note(tab: Page) -> None:
     put(tab.server, "Target.md", "# Target\n")
     put(tab.server, "Source.md", "# Source\n\nSee [[Target]].\n")
@@ -222,7 +217,6 @@ def test_rename_rewrites_the_links_to_the_note(tab: Page) -> None:
     )
 
 
-@needs_sessions
 def test_history_shows_a_diff_and_restores(tab: Page) -> None:
     put(tab.server, "h.md", "# H\n\none\n")
     put(tab.server, "h.md", "# H\n\none\ntwo\n")
@@ -243,7 +237,6 @@ def test_history_shows_a_diff_and_restores(tab: Page) -> None:
     assert "one" in tab.editor_text()
 
 
-@needs_sessions
 def test_delete_is_undone_from_history(tab: Page) -> None:
     put(tab.server, "gone.md", "# Gone\n\nkeep me\n")
     tab.sign_in_with_key()
@@ -259,7 +252,6 @@ def test_delete_is_undone_from_history(tab: Page) -> None:
     assert read(tab.server, "gone.md")["markdown"] == "# Gone\n\nkeep me\n"
 
 
-@needs_sessions
 def test_search_as_you_type_with_filters(tab: Page) -> None:
     put(
         tab.server,
@@ -282,7 +274,6 @@ def test_search_as_you_type_with_filters(tab: Page) -> None:
     page.locator(".note-path", has_text="Launch.md").wait_for()
 
 
-@needs_sessions
 def test_import_and_export_run_as_jobs_with_progress_refusals_and_a_report(
     tab: Page, tmp_path: Path
 ) -> None:
@@ -373,7 +364,6 @@ def test_import_and_export_run_as_jobs_with_progress_refusals_and_a_report(
     assert tab.errors == []
 
 
-@needs_sessions
 def test_keys_are_created_shown_once_and_revoked(tab: Page) -> None:
     tab.sign_in_with_key()
     page = tab.page
@@ -404,7 +394,6 @@ def test_keys_are_created_shown_once_and_revoked(tab: Page) -> None:
     tab.screenshot("keys")
 
 
-@needs_sessions
 def test_session_expiry_keeps_the_unsaved_edit(tab: Page) -> None:
     put(tab.server, "e.md", "# E\n")
     tab.sign_in_with_key()
@@ -423,7 +412,6 @@ def test_session_expiry_keeps_the_unsaved_edit(tab: Page) -> None:
     assert read(tab.server, "e.md")["markdown"] == "# E\n\nwritten while the session ended\n"
 
 
-@needs_sessions
 def test_every_page_renders_accessibly_in_both_themes(tab: Page) -> None:
     put(tab.server, "a.md", "# A\n\n#tag [[b]]\n")
     tab.sign_in_with_key()
@@ -449,7 +437,6 @@ def test_every_page_renders_accessibly_in_both_themes(tab: Page) -> None:
     assert tab.axe() == []
 
 
-@needs_sessions
 def test_password_sign_in_and_what_each_role_sees(tab: Page) -> None:
     password = "correct horse battery staple"
     with tab.server.client() as http:

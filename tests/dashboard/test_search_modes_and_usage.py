@@ -8,13 +8,12 @@ from __future__ import annotations
 import re
 
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
-from tests.dashboard.conftest import Page, needs_sessions
+from tests.dashboard.conftest import Page
 from tests.dashboard.helpers import put
 
 PARAPHRASE = "which database did we choose"
 
 
-@needs_sessions
 def test_semantic_search_finds_a_paraphrase_keyword_does_not_and_opens_at_the_match(
     tab: Page,
 ) -> None:
@@ -69,7 +68,6 @@ def test_semantic_search_finds_a_paraphrase_keyword_does_not_and_opens_at_the_ma
     assert tab.axe() == []
 
 
-@needs_sessions
 def test_the_usage_page_shows_embedding_calls_and_tracked_since(tab: Page) -> None:
     with tab.server.client() as http:
         assert http.post("/v1/memories", json={"slug": "u", "name": "U"}).status_code == 201
