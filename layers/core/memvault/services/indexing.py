@@ -211,8 +211,8 @@ class IndexSync:
             if self.vectors is not None:
                 self.vectors.rest()  # the bulk is over: no embedding workers kept
             return 0
-        notes = (self.store.get_note(account_id, path) for path in queued)
-        live = {note.path: note for note in notes if note is not None}
+        # One batched read (the notes under their stored spelling), not a read a note.
+        live = self.store.get_notes(account_id, queued)
         gone = [p for p in queued if p not in live]
         if gone:
             self.index.delete(account_id, gone)
