@@ -79,8 +79,10 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def few_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A real vault's floor is 1,000 candidates; here 200 of 1,500 rows are scored exactly.
+    # A real vault's floor is 1,000 candidates; here 200 of 1,500 rows are scored exactly,
+    # gathered 64 rows at a time (512 in a real vault).
     monkeypatch.setattr(vectors_module, "MIN_CANDIDATES", 50)
+    monkeypatch.setattr(vectors_module, "GATHER_ROWS", 64)
 
 
 def test_two_stage_hits_match_the_exact_scan_with_exact_scores(db_path: Path) -> None:

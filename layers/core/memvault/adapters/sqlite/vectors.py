@@ -633,7 +633,7 @@ def _exact(
     rows = np.flatnonzero(keep)
     if 4 * count < size:
         # A narrow filter: score only its rows.
-        scores = matrix.vectors[rows] @ query
+        scores = _scores_of(matrix.vectors, rows, query)
     else:
         # Score every row and rule out the rest: cheaper than copying most rows.
         scores = (matrix.vectors[:size] @ query)[rows]
@@ -676,9 +676,31 @@ def _two_stage(
         finally:
             second = later.result()
         candidates = np.concatenate([first, second])
-    exact = matrix.vectors[candidates] @ query
+    exact = _scores_of(matrix.vectors, candidates, query)
     best = _best(exact, min(k, len(candidates)))
     return candidates[best], exact[best]
+
+
+# Rows gathered at a time when only some rows are scored: the gathered block stays in the
+# core's cache for its product instead of going through memory (16k candidates of a
+# million rows: 2.1 ms against 2.9 for one gather, ADR 0057).
+GATHER_ROWS = 512
+
+
+def _scores_of(
+    vectors: npt.NDArray[np.float32], rows: Rows, query: npt.NDArray[np.float32]
+) -> Scores:
+    """``vectors[rows] @ query``, gathered ``GATHER_ROWS`` rows at a time."""
+    if len(rows) <= GATHER_ROWS:
+        return np.asarray(vectors[rows] @ query, dtype=np.float32)
+    out = np.empty(len(rows), dtype=np.float32)
+    block = np.empty((GATHER_ROWS, vectors.shape[1]), dtype=np.float32)
+    for start in range(0, len(rows), GATHER_ROWS):
+        part = rows[start : start + GATHER_ROWS]
+        gathered = block[: len(part)]
+        np.take(vectors, part, axis=0, out=gathered)
+        np.dot(gathered, query, out=out[start : start + len(part)])
+    return out
 
 
 def _candidates(
