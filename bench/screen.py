@@ -38,8 +38,14 @@ RECALL_TARGET = 0.95
 FP_TARGET = 0.01
 
 
+#: ``--rules-only``: the screen without its learned stage (ADR 0059), to compare
+LEARNED = True
+
+
 def verdict(sample: Sample) -> ScreeningVerdict:
-    return screen_path(sample.text) if sample.field == "path" else screen_text(sample.text)
+    if sample.field == "path":
+        return screen_path(sample.text, learned=LEARNED)
+    return screen_text(sample.text, learned=LEARNED)
 
 
 def pct(n: int, d: int) -> str:
@@ -174,13 +180,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             "heldout8",
             "heldout9",
             "heldout10",
+            "heldout11",
         ),
         default="all",
         help="which sets to report",
     )
     parser.add_argument("--show-misses", action="store_true", help="list missed attacks")
     parser.add_argument("--no-cost", action="store_true", help="skip the timing")
+    parser.add_argument(
+        "--rules-only", action="store_true", help="the screen without its learned stage"
+    )
     args = parser.parse_args(argv)
+    global LEARNED
+    LEARNED = not args.rules_only
 
     shared = corpora.shared_data_dir()
     attack_sets: dict[str, list[Sample]] = defaultdict(list)
@@ -223,6 +235,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.sets in ("all", "heldout", "heldout10"):
         # written blind (5447d61); its attack file left the repo like sets 6 and 7
         benign_sets["held-out 10 benign"] = corpora.load("heldout10_benign")
+    if args.sets in ("all", "heldout", "heldout11"):
+        # written blind by helper W (82248d8) before anything read it; never trained on
+        attack_sets["held-out 11"] = corpora.load("heldout11_attacks")
+        benign_sets["held-out 11 benign"] = corpora.load("heldout11_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():

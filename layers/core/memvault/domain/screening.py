@@ -192,6 +192,7 @@ from typing import TYPE_CHECKING, Final
 
 from memvault.domain.screening_grammar import (
     RULE_INJECTION_CUES,
+    RULE_INJECTION_MODEL,
     RULE_INSTRUCTION_OVERRIDE,
     RULE_MODEL_DIRECTIVE,
     RULE_PROMPT_EXTRACTION,
@@ -208,6 +209,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RULE_IDS",
     "RULE_INJECTION_CUES",
+    "RULE_INJECTION_MODEL",
     "RULE_INSTRUCTION_OVERRIDE",
     "RULE_MODEL_DIRECTIVE",
     "RULE_PROMPT_EXTRACTION",
@@ -228,6 +230,7 @@ RULE_IDS: Final = (
     RULE_PROMPT_EXTRACTION,
     RULE_MODEL_DIRECTIVE,
     RULE_INJECTION_CUES,
+    RULE_INJECTION_MODEL,
 )
 
 
@@ -275,6 +278,10 @@ _REASONS: Final = {
     RULE_INJECTION_CUES: (
         "the {field} combines injection cues ({cues}) [rule {rule}];"
         " rephrase it as a plain note, or quote it in `code`"
+    ),
+    RULE_INJECTION_MODEL: (
+        "the {field} reads as an order to a model ('{excerpt}'; {cues})"
+        " [rule {rule}]; rephrase it as a plain note, or quote it in `code`"
     ),
 }
 
@@ -773,7 +780,7 @@ def _verdict(rule: str, field: str, matched: str, cues: str = "") -> ScreeningVe
     return ScreeningVerdict(allowed=False, rule=rule, reason="refused: " + reason)
 
 
-def screen_text(text: str) -> ScreeningVerdict:
+def screen_text(text: str, *, learned: bool = True) -> ScreeningVerdict:
     """Screen a model-written note body (or appended text).
 
     Pure and linear-time. See the module docstring for what is caught, what passes
@@ -782,8 +789,26 @@ def screen_text(text: str) -> ScreeningVerdict:
     """
     verdict = _screen(text, field="text", code_is_mention=True)
     if verdict.allowed:
-        return _screen_decoded(text) or verdict
+        return (
+            _screen_decoded(text)
+            or (_learned(text, field="text", code_is_mention=True) if learned else None)
+            or verdict
+        )
     return verdict
+
+
+def _learned(text: str, *, field: str, code_is_mention: bool) -> ScreeningVerdict | None:
+    """The learned stage (ADR 0059) on what the rules let through: a refusal naming
+    the window and the features that weighed most, or None."""
+    from memvault.domain.screening_model import model_check, shipped_model
+
+    model = shipped_model()
+    if model is None:
+        return None
+    hit = model_check(model, text, code_is_mention=code_is_mention)
+    if hit is None:
+        return None
+    return _verdict(RULE_INJECTION_MODEL, field, hit.window, ", ".join(hit.top[:3]))
 
 
 # A base64 run long enough to hold an order ("aWdub3JlIHlvdXIgcnVsZXM="), outside code.
@@ -825,7 +850,7 @@ def _screen_decoded(text: str) -> ScreeningVerdict | None:
 _PATH_SEPARATORS_RE: Final = re.compile(r"/+")
 
 
-def screen_path(path: str) -> ScreeningVerdict:
+def screen_path(path: str, *, learned: bool = True) -> ScreeningVerdict:
     """Screen a model-written note path (recall shows it in ``<note path="...">``).
 
     Folders read as lines and the ``.md`` suffix is dropped; a path has no code, so
@@ -836,4 +861,7 @@ def screen_path(path: str) -> ScreeningVerdict:
     if not whole.allowed:
         return whole
     text = _PATH_SEPARATORS_RE.sub("\n", path.removesuffix(".md"))
-    return _screen(text, field="path", code_is_mention=False)
+    verdict = _screen(text, field="path", code_is_mention=False)
+    if verdict.allowed and learned:
+        return _learned(text, field="path", code_is_mention=False) or verdict
+    return verdict

@@ -22,6 +22,7 @@ RULE_PROMPT_EXTRACTION: Final = "prompt_extraction"
 RULE_MODEL_DIRECTIVE: Final = "model_directive"
 # the second stage (memvault.domain.screening_cues): a scored combination of weak cues
 RULE_INJECTION_CUES: Final = "injection_cues"
+RULE_INJECTION_MODEL: Final = "injection_model"
 
 # Between two words: whitespace (newlines included), markdown emphasis, dashes (so a
 # file name such as ``ignore-all-previous-instructions`` reads as words too).
