@@ -8,7 +8,7 @@ held-out set found 40% of its attacks phrased around them. This stage scores wha
 rules let through with a logistic regression trained on attacks and on everyday notes
 (``bench/train_screen_model.py``, ADR 0059), so it recognises an order it was never
 shown by what it is made of: the *concepts* of
-:mod:`memvault.domain.screening_concepts` (RULES + DISCARD + YOU, in any of 18
+:mod:`memvault.domain.screening_concepts` (RULES + DISCARD + YOU, in any of 15
 languages) and their combinations, next to words, word pairs and the character
 4-grams inside words (which carry inflection and compounds).
 
@@ -75,13 +75,18 @@ TRIGGERS: Final = frozenset(
 WINDOW_CHARS: Final = 600
 
 _FENCE_LINE_RE: Final = re.compile(r"[ \t>]*+(`{3,}+|~{3,}+)")
-_INLINE_RE: Final = re.compile(r"(`{1,3}+)[^`]{1,400}?\1")
+#: a code span as markdown reads it: a run of N backticks up to the next run of exactly
+#: N (runs of another length may stand inside: ``a `b` c``)
+_INLINE_RE: Final = re.compile(r"(?<!`)(`{1,3}+)(?!`)[\s\S]{1,300}?(?<!`)\1(?!`)")
 #: a quotation in prose is a mention too ("models obey 'ignore all previous
 #: instructions'"); an order passed off as a quotation after a cue word is the
 #: rules' to catch (``Example phrase: "..."``)
 _QUOTED_RE: Final = re.compile(
-    r'"[^"\n]{12,300}+"|\u201c[^\u201d\n]{12,300}+\u201d|\u00ab[^\u00bb\n]{12,300}+\u00bb'
-    r"|(?<!\w)'[^'\n]{12,300}+'(?!\w)|\u2018[^\u2019\n]{12,300}+\u2019"
+    r'"(?:[^"\n]|\n(?!\n)){12,300}+"'
+    r"|\u201c(?:[^\u201d\n]|\n(?!\n)){12,300}+\u201d"
+    r"|\u00ab(?:[^\u00bb\n]|\n(?!\n)){12,300}+\u00bb"
+    r"|(?<!\w)'(?:[^'\n]|\n(?!\n)){12,300}+'(?!\w)"
+    r"|\u2018(?:[^\u2019\n]|\n(?!\n)){12,300}+\u2019"
 )
 _QUOTES: Final = ('"', "'", "\u201c", "\u00ab", "\u2018")
 _SENTENCE_RE: Final = re.compile(
