@@ -120,19 +120,7 @@ def corpus() -> list[Text]:
     attacks += [("h9", s) for s in corpora.load("heldout9_attacks")]
     attacks += [("generated", s) for s in corpora.generated_overrides()[::GENERATED_EVERY]]
     benign: list[tuple[str, Sample]] = []
-    for name in (
-        "dev",
-        "heldout",
-        "heldout2",
-        "heldout3",
-        "heldout4",
-        "heldout5",
-        "heldout6",
-        "heldout7",
-        "heldout8",
-        "heldout9",
-        "heldout10",
-    ):
+    for name in corpora.BENIGN_SETS:
         benign += [(name, s) for s in corpora.load(f"{name}_benign")]
     benign += [("locomo", s) for s in corpora.locomo_notes()]
     benign += [("docs", s) for s in corpora.project_docs()]

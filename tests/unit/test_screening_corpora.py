@@ -18,18 +18,7 @@ from tests.support.screening_corpora import Sample
 
 RECALL_TARGET = 0.95
 FP_TARGET = 0.01
-HELDOUT = (
-    "heldout",
-    "heldout2",
-    "heldout3",
-    "heldout4",
-    "heldout5",
-    "heldout6",
-    "heldout7",
-    "heldout8",
-    "heldout9",
-    "heldout10",
-)
+HELDOUT = corpora.BENIGN_SETS[1:]
 # Attack sets 8 and 9 are original text (written for the hardening issue); sets 6, 7 and
 # 10 and the older attack sets left the repo, as they looked copied from ../shared/data.
 # Each was measured once when committed (ADR 0007: set 8 124/205 at a01ea40, set 9 121/200
