@@ -5,15 +5,15 @@
 
 What it learns from (read where it lies, never copied into the repository):
 - attacks: the shared public examples (``../shared/data/injections-dev``), the original
-  attack sets 8 and 9 (``tests/data/screening``) and a sample of the generated override
+  attack sets 8, 9 and 11 (``tests/data/screening``) and a sample of the generated override
   phrasings (``tests/support/screening_corpora.py``);
-- everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-10,
+- everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-11,
   the project's docs, and the long descriptions of the Python packages installed in
   the virtualenv (technical English that says "ignore", "override", "system" and
   "instructions" innocently all the time).
 
-Never read here, so they measure it: held-out set 11 (attacks and notes), and any later
-set. (Benign set 10, measured once by the rules, is trained on.)
+Never read here, so they measure it: held-out set 12 (attacks and notes), and any later
+set. (Benign set 10 and set 11, each measured once before, are trained on.)
 
 Model: logistic regression over :func:`memvault.domain.screening_model.features` of
 each window, features seen in at least two texts, full-batch Adam with L2, numpy only,
@@ -118,9 +118,10 @@ def corpus() -> list[Text]:
     attacks: list[tuple[str, Sample]] = [("injdev", s) for s in corpora.injections_dev()]
     attacks += [("h8", s) for s in corpora.load("heldout8_attacks")]
     attacks += [("h9", s) for s in corpora.load("heldout9_attacks")]
+    attacks += [("h11", s) for s in corpora.load("heldout11_attacks")]
     attacks += [("generated", s) for s in corpora.generated_overrides()[::GENERATED_EVERY]]
     benign: list[tuple[str, Sample]] = []
-    for name in corpora.BENIGN_SETS:
+    for name in (*corpora.BENIGN_SETS, "heldout11"):
         benign += [(name, s) for s in corpora.load(f"{name}_benign")]
     benign += [("locomo", s) for s in corpora.locomo_notes()]
     benign += [("docs", s) for s in corpora.project_docs()]
@@ -137,6 +138,7 @@ def corpus() -> list[Text]:
 FOLDS: dict[str, set[str]] = {
     "h8": {"h8", "heldout8", "heldout5", "heldout", "heldout10", "locomo:0", "docs:0", "pkgdocs:0"},
     "h9": {"h9", "heldout9", "heldout6", "heldout2", "locomo:1", "docs:1", "pkgdocs:1"},
+    "h11": {"h11", "heldout11"},
     "injdev": {
         "injdev",
         "generated",
