@@ -182,6 +182,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "heldout10",
             "heldout11",
             "heldout12",
+            "heldout13",
         ),
         default="all",
         help="which sets to report",
@@ -242,9 +243,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         attack_sets["held-out 11"] = corpora.load("heldout11_attacks")
         benign_sets["held-out 11 benign"] = corpora.load("heldout11_benign")
     if args.sets in ("all", "heldout", "heldout12"):
-        # written blind by helper W2 after set 11's measurement; never trained on
+        # written blind by helper W2 (59266aa), measured once at 6c750e1, trained on since
         attack_sets["held-out 12"] = corpora.load("heldout12_attacks")
         benign_sets["held-out 12 benign"] = corpora.load("heldout12_benign")
+    if args.sets in ("all", "heldout", "heldout13"):
+        # written blind by helper W3 (58c9dcc) after set 12's measurement; never trained on
+        attack_sets["held-out 13"] = corpora.load("heldout13_attacks")
+        benign_sets["held-out 13 benign"] = corpora.load("heldout13_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
