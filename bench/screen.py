@@ -169,21 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sets",
-        choices=(
-            "all",
-            "dev",
-            "heldout",
-            "heldout4",
-            "heldout5",
-            "heldout6",
-            "heldout7",
-            "heldout8",
-            "heldout9",
-            "heldout10",
-            "heldout11",
-            "heldout12",
-            "heldout13",
-        ),
+        choices=("all", "dev", "heldout", *(f"heldout{n}" for n in range(4, 14))),
         default="all",
         help="which sets to report",
     )
@@ -223,33 +209,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         # ADR 0007 keeps their one measurement
         benign_sets["held-out 6 benign"] = corpora.load("heldout6_benign")
         benign_sets["held-out 7 benign"] = corpora.load("heldout7_benign")
-    if args.sets in ("all", "heldout", "heldout8"):
-        # written after set 7's fixes (773dde4), committed (a01ea40) before the screen
-        # first read it; measured once in ADR 0007
-        attack_sets["held-out 8"] = corpora.load("heldout8_attacks")
-        benign_sets["held-out 8 benign"] = corpora.load("heldout8_benign")
-    if args.sets in ("all", "heldout", "heldout9"):
-        # written after set 8's fixes (1ac9f7d), committed (88961a4) before the screen
-        # first read it; measured once in ADR 0007
-        attack_sets["held-out 9"] = corpora.load("heldout9_attacks")
-        benign_sets["held-out 9 benign"] = corpora.load("heldout9_benign")
-
-    if args.sets in ("all", "heldout", "heldout10"):
-        # written blind (5447d61); its attack file left the repo like sets 6 and 7
-        benign_sets["held-out 10 benign"] = corpora.load("heldout10_benign")
-    if args.sets in ("all", "heldout", "heldout11"):
-        # written blind by helper W (82248d8) before anything read it; measured once at
-        # da686e7, trained on since (99a456a)
-        attack_sets["held-out 11"] = corpora.load("heldout11_attacks")
-        benign_sets["held-out 11 benign"] = corpora.load("heldout11_benign")
-    if args.sets in ("all", "heldout", "heldout12"):
-        # written blind by helper W2 (59266aa), measured once at 6c750e1, trained on since
-        attack_sets["held-out 12"] = corpora.load("heldout12_attacks")
-        benign_sets["held-out 12 benign"] = corpora.load("heldout12_benign")
-    if args.sets in ("all", "heldout", "heldout13"):
-        # written blind by helper W3 (58c9dcc) after set 12's measurement; never trained on
-        attack_sets["held-out 13"] = corpora.load("heldout13_attacks")
-        benign_sets["held-out 13 benign"] = corpora.load("heldout13_benign")
+    # Sets 8 and 9: written after the previous set's fixes, each committed before the
+    # screen first read it and measured once (ADR 0007). Set 10 written blind (5447d61;
+    # its attack file left the repo like sets 6 and 7). Sets 11-13 written blind by
+    # three helpers, each measured once before the learned stage trained on it (ADR
+    # 0059; tests/data/screening/README.md has the commits).
+    for number in (8, 9, 10, 11, 12, 13):
+        if args.sets in ("all", "heldout", f"heldout{number}"):
+            if number != 10:
+                attack_sets[f"held-out {number}"] = corpora.load(f"heldout{number}_attacks")
+            benign_sets[f"held-out {number} benign"] = corpora.load(f"heldout{number}_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")
     for name, samples in attack_sets.items():
