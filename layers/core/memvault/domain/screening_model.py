@@ -18,7 +18,7 @@ The text is prepared as the rules read it (code blanked: code is a mention; fold
 leetspeak and letter spacing read as words), cut into sentences, and every sentence
 and every pair of adjacent sentences is a *window*. A window is scored only when it
 holds at least two concepts, one of them an instruction-like one (RULES, DISCARD,
-REVEAL, PERSONA, SYSTEM, HIDDEN, OBEY, READER, SEND, REFUSAL, PERMIT, PROMOTE): "we
+REVEAL, PERSONA, SYSTEM, HIDDEN, OBEY, READER, SEND, REFUSAL, PERMIT, PROMOTE, TOOL): "we
 ignored the previous bus" holds no RULES and is never scored, which keeps ordinary
 notes cheap and out of the model's reach. A window's score is ``bias + sum(weights of its distinct
 features) / sqrt(their number)``; the highest window decides, so an order embedded
@@ -68,6 +68,7 @@ TRIGGERS: Final = frozenset(
         "REFUSAL",
         "PERMIT",
         "PROMOTE",
+        "TOOL",
     }
 )
 #: a window longer than this (characters) is cut: a paragraph with no full stop is
