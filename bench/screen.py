@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sets",
-        choices=("all", "dev", "heldout", *(f"heldout{n}" for n in range(4, 14))),
+        choices=("all", "dev", "heldout", *(f"heldout{n}" for n in range(4, 15))),
         default="all",
         help="which sets to report",
     )
@@ -211,10 +211,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         benign_sets["held-out 7 benign"] = corpora.load("heldout7_benign")
     # Sets 8 and 9: written after the previous set's fixes, each committed before the
     # screen first read it and measured once (ADR 0007). Set 10 written blind (5447d61;
-    # its attack file left the repo like sets 6 and 7). Sets 11-13 written blind by
-    # three helpers, each measured once before the learned stage trained on it (ADR
+    # its attack file left the repo like sets 6 and 7). Sets 11-14 written blind by
+    # four helpers, each measured once before the learned stage trained on it (ADR
     # 0059; tests/data/screening/README.md has the commits).
-    for number in (8, 9, 10, 11, 12, 13):
+    for number in (8, 9, 10, 11, 12, 13, 14):
         if args.sets in ("all", "heldout", f"heldout{number}"):
             if number != 10:
                 attack_sets[f"held-out {number}"] = corpora.load(f"heldout{number}_attacks")
