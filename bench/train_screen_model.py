@@ -5,7 +5,7 @@
 
 What it learns from (read where it lies, never copied into the repository):
 - attacks: the shared public examples (``../shared/data/injections-dev``), the original
-  attack sets 8, 9 and 11-13 (``tests/data/screening``) and a sample of the generated override
+  attack sets 8 and 9 (``tests/data/screening``) and a sample of the generated override
   phrasings (``tests/support/screening_corpora.py``);
 - everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-13,
   the project's docs, and the long descriptions of the Python packages installed in
@@ -13,7 +13,8 @@ What it learns from (read where it lies, never copied into the repository):
   "instructions" innocently all the time).
 
 Never read here, so they measure it: held-out set 14 (attacks and notes), and any later
-set. (Benign set 10 and sets 11-13, each measured once before, are trained on.)
+set. (Benign sets 10-13, each measured once before, are trained on; the attack files of
+sets 11-13 left the repository, since they looked copied from ../shared/data.)
 
 Model: logistic regression over :func:`memvault.domain.screening_model.features` of
 each window, features seen in at least two texts, full-batch Adam with L2, numpy only,
@@ -118,9 +119,6 @@ def corpus() -> list[Text]:
     attacks: list[tuple[str, Sample]] = [("injdev", s) for s in corpora.injections_dev()]
     attacks += [("h8", s) for s in corpora.load("heldout8_attacks")]
     attacks += [("h9", s) for s in corpora.load("heldout9_attacks")]
-    attacks += [("h11", s) for s in corpora.load("heldout11_attacks")]
-    attacks += [("h12", s) for s in corpora.load("heldout12_attacks")]
-    attacks += [("h13", s) for s in corpora.load("heldout13_attacks")]
     attacks += [("generated", s) for s in corpora.generated_overrides()[::GENERATED_EVERY]]
     benign: list[tuple[str, Sample]] = []
     for name in (*corpora.BENIGN_SETS, "heldout11", "heldout12", "heldout13"):
@@ -140,9 +138,7 @@ def corpus() -> list[Text]:
 FOLDS: dict[str, set[str]] = {
     "h8": {"h8", "heldout8", "heldout5", "heldout", "heldout10", "locomo:0", "docs:0", "pkgdocs:0"},
     "h9": {"h9", "heldout9", "heldout6", "heldout2", "locomo:1", "docs:1", "pkgdocs:1"},
-    "h11": {"h11", "heldout11"},
-    "h12": {"h12", "heldout12"},
-    "h13": {"h13", "heldout13"},
+    "notes": {"heldout11", "heldout12", "heldout13"},
     "injdev": {
         "injdev",
         "generated",
