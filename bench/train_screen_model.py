@@ -81,7 +81,11 @@ class Text:
     windows: list[set[str]] = field(default_factory=list)
     ruled: bool = False  # the rules (ADR 0007, 0046) refuse it already
     text: str = ""
-    weight: float = 1.0
+
+    @property
+    def weight(self) -> float:
+        """A synthetic text weighs less than one a person wrote."""
+        return SYNTH_WEIGHT if self.group == "synth" else 1.0
 
 
 def _windows(s: Sample) -> list[set[str]]:
@@ -179,7 +183,7 @@ class Model:
             lex, struct = sm.scales(feats)
             known = [f for f in feats if f in self.vocab]
             indices += [self.vocab[f] for f in known]
-            data += [lex if f[0] in "wbc" and f[1] == ":" else struct for f in known]
+            data += [lex if sm.is_lexical(f) else struct for f in known]
             lengths.append(len(known))
         return np.array(indices, dtype=np.int64), np.array(data), np.array(lengths, dtype=np.int64)
 
@@ -234,8 +238,6 @@ def vocabulary(texts: Sequence[Text]) -> dict[str, int]:
 
 def train(texts: Sequence[Text]) -> Model:
     model = Model(vocabulary(texts))
-    for t in texts:
-        t.weight = SYNTH_WEIGHT if t.group == "synth" else 1.0
     attacks = [t for t in texts if t.attack and t.windows]
     benign = [(w, t.weight) for t in texts if not t.attack for w in t.windows]
     benign_windows = [w for w, _ in benign]

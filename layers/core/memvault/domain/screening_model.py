@@ -48,6 +48,7 @@ __all__ = [
     "LinearModel",
     "ModelHit",
     "features",
+    "is_lexical",
     "model_check",
     "prepare",
     "scored_windows",
@@ -184,10 +185,8 @@ def _length_bucket(n: int) -> str:
     return "33+"
 
 
-def features(window: str, concepts: list[str] | None = None) -> set[str]:
+def features(window: str, concepts: list[str]) -> set[str]:
     """Every feature of one window (a prepared sentence or sentence pair)."""
-    if concepts is None:
-        concepts = _concepts(window)
     words = _words(window)
     out: set[str] = {"len:" + _length_bucket(len(words))}
     if window.rstrip().endswith("?"):
@@ -236,7 +235,8 @@ def scored_windows(prepared: str) -> Iterator[tuple[str, set[str]]]:
                 yield pair, features(pair, both)
 
 
-def _is_lexical(feature: str) -> bool:
+def is_lexical(feature: str) -> bool:
+    """A word, word pair or 4-gram feature (the rest are structural: concepts, length)."""
     return feature[0] in "wbc" and feature[1] == ":"
 
 
@@ -244,7 +244,7 @@ def scales(feats: set[str]) -> tuple[float, float]:
     """The weight each lexical (words, pairs, 4-grams) and each structural (concepts,
     length) feature of a window carries: each group is scaled to unit length, so an
     order in a language the model has few words for still counts by its concepts."""
-    lexical = sum(1 for f in feats if _is_lexical(f))
+    lexical = sum(1 for f in feats if is_lexical(f))
     structural = len(feats) - lexical
     return (
         1.0 / math.sqrt(lexical) if lexical else 0.0,
@@ -255,26 +255,8 @@ def scales(feats: set[str]) -> tuple[float, float]:
 def score(model: LinearModel, feats: set[str]) -> float:
     """A window's score (its log-odds of being an injection)."""
     get = model.weights.get
-    lexical = structural = 0
-    lexical_sum = structural_sum = 0.0
-    for f in feats:
-        is_lexical = f[1] == ":" and f[0] in "wbc"
-        if is_lexical:
-            lexical += 1
-        else:
-            structural += 1
-        w = get(f)
-        if w is not None:
-            if is_lexical:
-                lexical_sum += w
-            else:
-                structural_sum += w
-    total = 0.0
-    if lexical:
-        total += lexical_sum / math.sqrt(lexical)
-    if structural:
-        total += structural_sum / math.sqrt(structural)
-    return model.bias + total
+    lexical, structural = scales(feats)
+    return model.bias + sum(get(f, 0.0) * (lexical if is_lexical(f) else structural) for f in feats)
 
 
 def _top(model: LinearModel, feats: set[str]) -> tuple[str, ...]:
