@@ -81,6 +81,14 @@ def test_remembered_pieces_give_the_tokenizers_own_ids(local: StaticEmbedder) ->
         "x " * 3000,  # past MAX_TOKENS
         "",
         " ",
+        # Cut at newlines (ADR 0062): a word before or after one, runs of them, at the
+        # edges, after a carriage return; and a NUL of the text's own.
+        "Title\npath/to/note.md\nHeading\n\nFirst words.\nnext line,\n\n\nlast.",
+        "\nstarts with one",
+        "ends with one\n",
+        "\n",
+        "a\r\nb\n\r\n\nc",
+        "a NUL \0 inside\nand a newline",
     ]
     ours = local._token_ids(texts + texts)  # the second time from the remembered pieces
     tokenizer = local._tokenizer
@@ -91,6 +99,7 @@ def test_remembered_pieces_give_the_tokenizers_own_ids(local: StaticEmbedder) ->
         )
     ]
     assert local._pieces is not None  # the fast path is the one this model takes
+    assert local._cut_lines  # and so is the cut at newlines
     assert ours == theirs + theirs
     assert len(ours[4]) == 2048
 

@@ -70,6 +70,9 @@ class StaticEmbedder:
         # Token ids (int32 bytes) by piece (see _PIECE_RE), when the vocabulary allows it;
         # else None and every text goes through the tokenizer whole.
         self._pieces: dict[str, bytes] | None = {} if _pieces_are_exact(tokenizer) else None
+        # Whether texts may be cut at their newlines into more pieces (none of the
+        # vocabulary's tokens holds one).
+        self._cut_lines = self._pieces is not None and _cuts_lines(tokenizer)
 
     @classmethod
     def load(cls, root: Path | None = None, *, dimension: int = DIMENSION) -> StaticEmbedder:
@@ -148,6 +151,7 @@ class StaticEmbedder:
                 out.extend(np.asarray(enc.ids, dtype=np.int32) for enc in encoded)
             return out
         found = _PIECE_RE.findall
+        lines = self._cut_lines
         result: list[npt.NDArray[np.int32]] = []
         with self._lock:  # the cache and the model are shared
             if len(pieces) > PIECE_CACHE:
@@ -157,35 +161,53 @@ class StaticEmbedder:
                 if not text:  # the tokenizer gives an empty text no tokens (no space mark)
                     result.append(np.zeros(0, dtype=np.int32))
                     continue
-                # Text with single spaces between words and no mark of its own (most
-                # text): its pieces are a mark and each word, so the words are the keys
-                # (a piece's key is its text less the one leading mark). Else the pieces
-                # themselves, as found, keyed with their marks.
-                if "  " in text or text[0] == " " or text[-1] == " " or _SPACE in text:
-                    keys = found(_SPACE + text.replace(" ", _SPACE))
-                    marked = True
+                # Text with single spaces between words and no mark or NUL of its own
+                # (most text): its pieces are a mark and each word, so the words are the
+                # keys. A newline is cut off into a key of its own, or with the word after
+                # it (NUL first: a piece without the mark): no token holds a newline
+                # (``_cuts_lines``), so BPE never merges across one, and a word that ends
+                # a line is the same key as anywhere else (ADR 0062). Else the pieces
+                # themselves, as found, NUL first.
+                if (
+                    "  " in text
+                    or text[0] == " "
+                    or text[-1] == " "
+                    or _SPACE in text
+                    or "\0" in text
+                ):
+                    keys = ["\0" + key for key in found(_SPACE + text.replace(" ", _SPACE))]
+                elif lines and "\n" in text:
+                    keys = text.replace("\n", " \0\n").split(" ")
                 else:
                     keys = text.split(" ")
-                    marked = False
-                parts = list(map(get, keys)) if not marked else [get("\0" + k) for k in keys]
+                parts = list(map(get, keys))
                 if None in parts:
                     parts = [
-                        got if got is not None else self._remember(key, marked)
+                        got if got is not None else self._remember(key)
                         for got, key in zip(parts, keys, strict=True)
                     ]
                 ids = np.frombuffer(b"".join(parts), dtype=np.int32)  # type: ignore[arg-type]
                 result.append(ids[:MAX_TOKENS])
         return result
 
-    def _remember(self, key: str, marked: bool) -> bytes:
+    def _remember(self, key: str) -> bytes:
         """The int32 ids of a piece, tokenized now and remembered (caller holds the lock).
-        A marked key is the piece itself (stored as NUL + piece, apart from the words);
-        an unmarked one is a word, whose piece is the mark and the word."""
+        A key that starts with NUL is the piece after it; any other is a word, whose piece
+        is the space mark and the word."""
         assert self._pieces is not None
-        piece = key if marked else _SPACE + key
+        piece = key[1:] if key[:1] == "\0" else _SPACE + key
         ids = np.asarray([t.id for t in self._tokenizer.model.tokenize(piece)], dtype=np.int32)
-        got = self._pieces["\0" + key if marked else key] = ids.tobytes()
+        got = self._pieces[key] = ids.tobytes()
         return got
+
+
+def _cuts_lines(tokenizer: Any) -> bool:
+    """Whether no token of the vocabulary holds a newline (it is a byte token of its own,
+    so BPE merges nothing across it)."""
+    try:
+        return not any("\n" in token for token in tokenizer.get_vocab())
+    except Exception:  # another tokenizer build: keep newlines inside their pieces
+        return False
 
 
 def _pieces_are_exact(tokenizer: Any) -> bool:
