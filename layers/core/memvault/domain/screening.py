@@ -37,7 +37,11 @@ Rules, in the order they are checked (the first hit decides the rule id)
 ``recall_block_escape``
     A closing memory or note tag (``</memory``, ``</note``, any case or spacing) or a
     forged opening one (``<memory ... source=``, ``<note ... path=``). Recall escapes
-    ``<`` and ``>`` anyway, so this is a second line of defence.
+    ``<`` and ``>`` anyway, so this is a second line of defence. Also the end of any
+    retrieval container an attacker guesses at (ADR 0064): a closing tag
+    (``</recall>``, ``</retrieved_context>``, ``</search_results>``), an "end of"
+    marker in brackets (``[end of memory block]``) or between rules (``-- retrieved
+    note ends --``), a line opening "End of (the) retrieved/recalled ...".
 
 ``role_header``
     Text that forges a chat turn: chat-template tokens (``<|im_start|>``, any
@@ -134,7 +138,13 @@ Rules, in the order they are checked (the first hit decides the rule id)
     are an AI (assistant) ...", "AI agents processing this document should ...",
     "Whenever this note is recalled, ...", "Dear ChatGPT,", "Attention LLM:" ("Hey
     Claude," only with an order to the model after it: Claude is also a name). "Note
-    to the assistant (Maria):" passes.
+    to the assistant (Maria):" passes. Its form ``addressed_action``
+    (:mod:`memvault.domain.screening_addressed`, ADR 0064) builds the address as a
+    grammar instead of a list: an AI word as head or qualifier ("LLM reviewers:", "AI
+    email assistants reading this inbox:"), or a bare assistant/agent reading this,
+    opening a clause, then an act that harms when obeyed (send, reveal, tell the user,
+    rank, approve, install, call a tool, delete...). "AI assistant: always reply in
+    Spanish", "The AI policy: never upload ...", "Agent: Sarah, send the lease" pass.
 
 ``injection_cues`` (the second stage, :mod:`memvault.domain.screening_cues`, ADR 0046)
     Paraphrases the families above do not spell out, refused by weak cues scored
@@ -252,8 +262,8 @@ _EXCERPT_MAX: Final = 60
 
 _REASONS: Final = {
     RULE_RECALL_BLOCK_ESCAPE: (
-        "the {field} contains a memory tag ('{excerpt}') that would break the recall block"
-        " [rule {rule}]; rephrase it: describe the tag in words or put it in `code`"
+        "the {field} contains a memory tag or block end ('{excerpt}') that would break the"
+        " recall block [rule {rule}]; rephrase it: describe it in words or put it in `code`"
     ),
     RULE_ROLE_HEADER: (
         "the {field} contains a chat role header or special token ('{excerpt}') [rule {rule}];"
@@ -512,6 +522,7 @@ def _engine() -> _Engine:
 
 @functools.cache
 def _build_engine() -> _Engine:
+    from memvault.domain.screening_addressed import ADDRESSED_RE, addressed_check
     from memvault.domain.screening_cues import (
         DECODE_CJK_RE,
         DECODE_RE,
@@ -550,6 +561,9 @@ def _build_engine() -> _Engine:
         for rule in RULE_IDS
     }
     by_rule[RULE_ROLE_HEADER] = ROLE_HEADER_FORMS
+    by_rule[RULE_MODEL_DIRECTIVE] += (
+        Form(RULE_MODEL_DIRECTIVE, "addressed_action", ADDRESSED_RE, addressed_check),
+    )
     by_rule[RULE_INJECTION_CUES] = (
         Form(RULE_INJECTION_CUES, "cues", TARGET_RE, cues_check),
         Form(RULE_INJECTION_CUES, "cues_cjk", TARGET_CJK_RE, cues_check, script="cjk_hangul"),
@@ -664,7 +678,7 @@ def _evaluate(view: _View, *, gated: bool = True) -> tuple[int, _Span] | None:
     best = _NONE
     derived = view.windows is not None
     windows: Sequence[_Span] = view.windows if view.windows is not None else ((0, len(text)),)
-    if not derived and "<" in text:
+    if not derived and ("<" in text or "end" in text):
         span = _first_outside_code(engine.recall, view)
         if span is not None:
             return 0, span

@@ -2530,10 +2530,35 @@ _ALPACA_RESPONSE_RE: Final = re.compile(
 
 # =========================================================================== recall escape
 
+# Besides memvault's own tags, the end of *any* retrieval container an attacker guesses at:
+# a closing tag (</recall>, </retrieved_context>, </search_results>), an "end of" marker
+# in brackets ([end of memory block]) or between rules (-- retrieved note ends --), or a
+# line that opens "End of (the) retrieved/recalled ...". An attacker does not know the
+# block's real tag, so forged ends name what the block holds; people's notes close such
+# containers only inside code, which is a mention.
+_CONTAINER: Final = (
+    r"(?:recall\w*+|retrieved\w*+|memor(?:y|ies)\w*+|notes|context\w*+|documents?+"
+    r"|search[_\-]?+results?+|tool[_\-]?+(?:output|result)s?+|untrusted\w*+)"
+)
+_RETRIEVAL_WORD: Final = (
+    r"(?:retrieved|recalled|injected"
+    r"|(?:memory|memories|recall|context|vault)\s++(?:block|section|notes?+|data|results?+))"
+)
 RECALL_RE: Final = re.compile(
     r"<\s*+/\s*+(?:memory|note)(?![\w\-])"  # </memory, </ memory >, </note>
     r"|<\s*+memory(?![\w\-])[^<>]{0,256}?" + NOT_AFTER_WORD + r"source\s*+="  # <memory source=
     r"|<\s*+note\s[^<>]{0,256}?" + NOT_AFTER_WORD + r"path\s*+="  # <note path=
+    r"|<\s*+/\s*+" + _CONTAINER + r"\s*+>"  # </recall>, </retrieved_context>
+    r"|[\[(<{]\s*+/?+\s*+end\s++of\s++(?:the\s++)?+(?:[a-z]++\s++){0,2}?"
+    + _RETRIEVAL_WORD
+    + r"\b[^\])>}\n]{0,40}+[\])>}]"  # [end of memory block]
+    # -- retrieved note ends --
+    r"|^[ \t]*+[\-=#*_~]{2,}+(?=[^\n]*?\b" + _RETRIEVAL_WORD + r"\b)"
+    r"(?=[^\n]*?\b(?:ends?+|end\s++of|finished|over|closed)\b)[^\n]{1,60}?[\-=#*_~]{2,}+"
+    # End of retrieved context.
+    r"|^[ \t]*+end\s++of\s++(?:the\s++)?+(?:retrieved|recalled|injected|loaded)\s++"
+    r"(?:context|notes?+|memor(?:y|ies)|content|data|documents?+|block|results?+)\b",
+    re.MULTILINE,
 )
 
 # =========================================================================== the forms
