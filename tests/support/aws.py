@@ -252,6 +252,7 @@ def lean_moto() -> Iterator[None]:
     paging). Index (GSI) queries are left alone. Request counts do not depend on this
     (``--plain-moto`` runs without it, to check on a small vault).
     """
+    from moto.core import serialize as moto_serialize
     from moto.dynamodb import models as ddb_models
     from moto.dynamodb.models import table as ddb_table
 
@@ -320,8 +321,105 @@ def lean_moto() -> Iterator[None]:
 
     backend_cls.transact_write_items = transact_write_items
     table_cls.query = query
+    json_cls: Any = moto_serialize.BaseJSONSerializer
+    original_structure = json_cls._serialize_type_structure
+
+    def structure(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
+        _structure_with_plain_attribute_values(
+            original_structure, self, serialized, value, shape, key
+        )
+
+    json_cls._serialize_type_structure = structure
     try:
         yield
     finally:
         backend_cls.transact_write_items = original_transact
         table_cls.query = original_query
+        json_cls._serialize_type_structure = original_structure
+
+
+# moto 5.2 serialises every answer by walking botocore's output shape, and for each
+# member of a structure tries up to eight spellings of its name on the value (aliases,
+# snake_case). A DynamoDB item's every attribute is an AttributeValue structure of ten
+# members, so an item of 15 attributes cost ~600 look-ups: moto's serialiser was a third
+# of an AWS test's time. An AttributeValue that moto hands over is a plain dict keyed by
+# the member names (moto.dynamodb.models.utilities.dynamo_to_dict), and here it is
+# serialised by reading those keys directly: the same JSON, member for member
+# (``MEMVAULT_TEST_MOTO_CHECK=1`` serialises both ways and fails on any difference).
+_CHECK_SERIALISER = os.environ.get("MEMVAULT_TEST_MOTO_CHECK") == "1"
+_EMPTY: list[Any] = [None, {}, []]
+
+
+def _plain_attribute_value(self: Any, value: dict[str, Any], shape: Any) -> dict[str, Any] | None:
+    """``value`` (an AttributeValue as a plain dict) as moto's serialiser writes it; None
+    when it holds anything the generic walk would treat differently."""
+    out: dict[str, Any] = {}
+    for key in value:
+        if key not in shape.members:
+            return None
+    for key, member in shape.members.items():
+        item = value.get(key)
+        if item is None:
+            continue
+        if "name" in member.serialization:
+            return None
+        kind = member.type_name
+        if kind == "string":
+            out[key] = str(item) if item not in _EMPTY else item
+        elif kind == "blob":
+            out[key] = self._base64(item)
+        elif kind == "boolean":
+            out[key] = item
+        elif kind == "list" and member.member.type_name == "string":
+            out[key] = [str(x) if x not in _EMPTY else x for x in item]
+        elif kind == "list" and member.member.type_name == "blob":
+            out[key] = [self._base64(x) for x in item]
+        elif kind == "list" and member.member.name == "AttributeValue":
+            listed = []
+            for x in item:
+                if x is None:
+                    listed.append(None)
+                    continue
+                if type(x) is not dict:
+                    return None
+                nested = _plain_attribute_value(self, x, member.member)
+                if nested is None:
+                    return None
+                listed.append(nested)
+            out[key] = listed
+        elif kind == "map" and member.value.name == "AttributeValue":
+            mapped = {}
+            for name, x in item.items():
+                if x is None:
+                    continue
+                if type(x) is not dict:
+                    return None
+                nested = _plain_attribute_value(self, x, member.value)
+                if nested is None:
+                    return None
+                mapped[name] = nested
+            out[key] = mapped
+        else:
+            return None
+    return out
+
+
+def _structure_with_plain_attribute_values(
+    generic: Any, self: Any, serialized: Any, value: Any, shape: Any, key: str
+) -> None:
+    plain = None
+    if (
+        key
+        and shape.name == "AttributeValue"
+        and type(value) is dict
+        and not getattr(self._value_picker, "response_transformers", None)
+    ):
+        plain = _plain_attribute_value(self, value, shape)
+    if plain is None:
+        generic(self, serialized, value, shape, key)
+        return
+    if _CHECK_SERIALISER:
+        walked: dict[str, Any] = {}
+        generic(self, walked, value, shape, key)
+        assert walked == {shape.serialization.get("name", key): plain}, (walked, plain)
+    serialized[shape.serialization.get("name", key)] = plain
