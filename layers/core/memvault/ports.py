@@ -551,8 +551,8 @@ class ChunkVector:
     length: int
     text: str  # the chunk text (what a passage-level recall injects)
     tags: tuple[str, ...]  # the note's tags, so a tag filter runs inside the k-NN query
-    # Floats in order: a list, or an ``array.array("f")`` filled from a worker's float32
-    # bytes (services.vector_workers), which SQLite stores without a copy to Python floats.
+    # Floats in order: a list, or a float32 ``memoryview`` of a worker's bytes
+    # (services.vector_workers), which SQLite stores without a copy to Python floats.
     vector: Sequence[float]
     model: str
     updated_at: float

@@ -18,10 +18,9 @@ otherwise, and "off" when embeddings are off.
 from __future__ import annotations
 
 import logging
-from array import array
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from memvault.domain.chunking import chunk_note
 from memvault.domain.models import Note
@@ -38,11 +37,11 @@ REEMBED_BATCH = 200
 STATUS_QUEUE_SCAN = 10_000
 
 
-def _floats(packed: bytes) -> array[float]:
-    """float32 bytes as a sequence of floats, without a Python float each."""
-    out = array("f")
-    out.frombytes(packed)
-    return out
+def _floats(packed: bytes) -> Sequence[float]:
+    """float32 bytes as a sequence of floats, without a copy or a Python float each: a
+    memoryview, whose slices (a chunk's vector) share the bytes and go into SQLite as they
+    are (``adapters.sqlite.vectors._blob``)."""
+    return cast("Sequence[float]", memoryview(packed).cast("f"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +110,8 @@ class VectorSync:
                 rows_of: dict[str, list[ChunkVector]] = {}
                 for (path, _, _), (spans, blob) in zip(part, done_part, strict=True):
                     note = by_path[path]
-                    width = len(blob) // max(1, len(spans))
+                    floats = _floats(blob)
+                    width = len(floats) // max(1, len(spans))
                     rows_of[path] = [
                         ChunkVector(
                             note_id=note.id,
@@ -122,7 +122,7 @@ class VectorSync:
                             length=length,
                             text=note.markdown[offset : offset + length],
                             tags=note.tags,
-                            vector=_floats(blob[n * width : (n + 1) * width]),
+                            vector=floats[n * width : (n + 1) * width],
                             model=model,
                             updated_at=note.updated_at,
                         )

@@ -246,8 +246,10 @@ class _Matrix:
 
 
 def _blob(vector: Sequence[float], dimension: int) -> bytes:
+    if isinstance(vector, memoryview) and vector.format == "f" and len(vector) == dimension:
+        return vector.tobytes()  # float32 already (services.vectors, from the workers)
     if isinstance(vector, array) and vector.typecode == "f" and len(vector) == dimension:
-        return vector.tobytes()  # float32 already (services.vector_workers)
+        return vector.tobytes()
     array_ = np.asarray(vector, dtype=np.float32)
     if array_.shape != (dimension,):
         raise ValueError(f"a vector of {array_.shape} for dimension {dimension}")
