@@ -89,6 +89,7 @@ def test_remembered_pieces_give_the_tokenizers_own_ids(local: StaticEmbedder) ->
         "\n",
         "a\r\nb\n\r\n\nc",
         "a NUL \0 inside\nand a newline",
+        "<s>struck</s> and <unk>, the tokenizer's own added tokens",
     ]
     ours = local._token_ids(texts + texts)  # the second time from the remembered pieces
     tokenizer = local._tokenizer
@@ -102,6 +103,27 @@ def test_remembered_pieces_give_the_tokenizers_own_ids(local: StaticEmbedder) ->
     assert local._cut_lines  # and so is the cut at newlines
     assert ours == theirs + theirs
     assert len(ours[4]) == 2048
+
+
+def test_another_tokenizer_build_is_tokenized_whole(local: StaticEmbedder) -> None:
+    # The remembered pieces and the newline cut are exact only for the tokenizer they were
+    # checked against: a build with a pre-tokenizer, or a vocabulary with a newline token,
+    # loses the shortcut it no longer has, and its ids stay the tokenizer's own.
+    import json
+
+    from tokenizers import AddedToken, Tokenizer
+
+    config = json.loads(local._tokenizer.to_str())
+    config["pre_tokenizer"] = {"type": "Whitespace"}
+    whitespace = Tokenizer.from_str(json.dumps(config))
+    with_newline = Tokenizer.from_str(local._tokenizer.to_str())
+    with_newline.add_tokens([AddedToken("x\ny", normalized=False)])
+    text = "first line.\nx\ny and   more"
+    for tokenizer, pieces, lines in ((whitespace, False, False), (with_newline, True, False)):
+        embedder = StaticEmbedder(local._table, tokenizer, local.model)
+        assert (embedder._pieces is not None, embedder._cut_lines) == (pieces, lines)
+        want = tokenizer.encode(text, add_special_tokens=False).ids
+        assert embedder._token_ids([text]) == [want]
 
 
 def test_vectors_are_the_normalised_mean_of_the_tokenizers_token_rows(

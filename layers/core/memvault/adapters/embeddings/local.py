@@ -39,7 +39,7 @@ _BATCH = 256
 _SPACE = "\u2581"
 # Pieces of a normalised text that BPE never merges across: a run of the space mark and
 # the characters up to the next one. Exact for this vocabulary: no token holds the mark
-# after another character (checked at load, ``_pieces_are_exact``), so the tokens of a
+# after another character (checked at load, ``_vocabulary_facts``), so the tokens of a
 # text are its pieces' tokens, one after the other.
 _PIECE_RE = re.compile(f"{_SPACE}+[^{_SPACE}]*|[^{_SPACE}]+")
 # Pieces remembered with their token ids (a vault repeats its words): about 120 bytes each.
@@ -69,10 +69,14 @@ class StaticEmbedder:
         self._lock = threading.Lock()
         # Token ids (int32 bytes) by piece (see _PIECE_RE), when the vocabulary allows it;
         # else None and every text goes through the tokenizer whole.
-        self._pieces: dict[str, bytes] | None = {} if _pieces_are_exact(tokenizer) else None
+        exact, lines = _vocabulary_facts(tokenizer)
+        self._pieces: dict[str, bytes] | None = {} if exact else None
         # Whether texts may be cut at their newlines into more pieces (none of the
         # vocabulary's tokens holds one).
-        self._cut_lines = self._pieces is not None and _cuts_lines(tokenizer)
+        self._cut_lines = lines
+        # The added tokens ("<s>", "</s>", "<unk>"): a text that holds one is tokenized
+        # whole, since the tokenizer matches them before its pieces.
+        self._added = tuple(token.content for token in _added_tokens(tokenizer) if token.content)
 
     @classmethod
     def load(cls, root: Path | None = None, *, dimension: int = DIMENSION) -> StaticEmbedder:
@@ -152,6 +156,7 @@ class StaticEmbedder:
             return out
         found = _PIECE_RE.findall
         lines = self._cut_lines
+        added = self._added
         result: list[npt.NDArray[np.int32]] = []
         with self._lock:  # the cache and the model are shared
             if len(pieces) > PIECE_CACHE:
@@ -161,11 +166,16 @@ class StaticEmbedder:
                 if not text:  # the tokenizer gives an empty text no tokens (no space mark)
                     result.append(np.zeros(0, dtype=np.int32))
                     continue
+                if added and any(token in text for token in added):
+                    # "<s>" and the like are the tokenizer's own tokens before any BPE.
+                    whole = self._tokenizer.encode(text, add_special_tokens=False).ids
+                    result.append(np.asarray(whole, dtype=np.int32)[:MAX_TOKENS])
+                    continue
                 # Text with single spaces between words and no mark or NUL of its own
                 # (most text): its pieces are a mark and each word, so the words are the
                 # keys. A newline is cut off into a key of its own, or with the word after
                 # it (NUL first: a piece without the mark): no token holds a newline
-                # (``_cuts_lines``), so BPE never merges across one, and a word that ends
+                # (``_vocabulary_facts``), so BPE never merges across one, and a word that ends
                 # a line is the same key as anywhere else (ADR 0062). Else the pieces
                 # themselves, as found, NUL first.
                 if (
@@ -201,41 +211,42 @@ class StaticEmbedder:
         return got
 
 
-def _cuts_lines(tokenizer: Any) -> bool:
-    """Whether no token of the vocabulary holds a newline (it is a byte token of its own,
-    so BPE merges nothing across it)."""
+def _added_tokens(tokenizer: Any) -> list[Any]:
     try:
-        return not any("\n" in token for token in tokenizer.get_vocab())
-    except Exception:  # another tokenizer build: keep newlines inside their pieces
-        return False
+        return list(tokenizer.get_added_tokens_decoder().values())
+    except Exception:  # another tokenizer build: none known
+        return []
 
 
-def _pieces_are_exact(tokenizer: Any) -> bool:
+def _vocabulary_facts(tokenizer: Any) -> tuple[bool, bool]:
     """Whether a text's tokens are its pieces' tokens: the tokenizer is the one this
     module knows (a normaliser that marks spaces, no pre-tokenizer, BPE), and no token of
-    its vocabulary holds the space mark after another character (a merge across pieces)."""
+    its vocabulary holds the space mark after another character (a merge across pieces);
+    and whether no token holds a newline either (a newline is then a byte token of its
+    own, so BPE merges nothing across it). Read from the normaliser's own state and the
+    vocabulary, not the whole tokenizer's JSON (a tenth of a second a load)."""
     try:
-        config = json.loads(tokenizer.to_str())
-        normalizers = (config.get("normalizer") or {}).get("normalizers") or []
+        normalizer = json.loads(tokenizer.normalizer.__getstate__()) if tokenizer.normalizer else {}
+        normalizers = normalizer.get("normalizers") or []
         steps = [
             (n.get("type"), n.get("prepend") or (n.get("pattern") or {}).get("String"))
             for n in normalizers
         ]
         replaced = [n.get("content") for n in normalizers if n.get("type") == "Replace"]
+        known = (
+            normalizer.get("type") == "Sequence"
+            and tokenizer.pre_tokenizer is None
+            and type(tokenizer.model).__name__ == "BPE"
+        )
         vocab = tokenizer.get_vocab()
     except Exception:  # another tokenizer build: the whole-text path
-        return False
-    if config.get("pre_tokenizer") is not None or steps != [
-        ("Prepend", _SPACE),
-        ("Replace", " "),
-    ]:
-        return False
-    if replaced != [_SPACE]:
-        return False
-    if (config.get("model") or {}).get("type") != "BPE":
-        return False
+        return False, False
+    if not known or steps != [("Prepend", _SPACE), ("Replace", " ")] or replaced != [_SPACE]:
+        return False, False
     inner = re.compile(f"[^{_SPACE}]{_SPACE}")
-    return not any(inner.search(token) for token in vocab)
+    if any(inner.search(token) for token in vocab):
+        return False, False
+    return True, not any("\n" in token for token in vocab)
 
 
 # The leading columns of the table that make a shorter vector (MEMVAULT_EMBEDDINGS_DIMENSION).
