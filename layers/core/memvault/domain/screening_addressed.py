@@ -36,18 +36,24 @@ from typing import Final
 
 _AI_WORD: Final = (
     r"(?:ai|a\.i\.|llms?+|gpts?+|chatgpt|language[ \t]++models?+|chatbots?+|copilots?+"
-    r"|ki|ia)"
+    r"|ki|ia|automated[ \t]++(?:readers?+|agents?+|assistants?+|systems?+|tools?+|crawlers?+"
+    r"|summari[sz]ers?+|reviewers?+|screeners?+|scanners?+))"
 )
 _BARE_HEAD: Final = (
-    r"(?:assistants?+|agents?+|models?+|bots?+|summari[sz]ers?+|asistentes?+|assistente)"
+    r"(?:assistants?+|agents?+|models?+|bots?+|summari[sz]ers?+|asistentes?+|assistente"
+    r"|assistent)"
 )
 _READING: Final = (
-    r"(?:[ \t]++(?:that|who|which|que|qui|die|der|che)[^\n:;.!?]{0,60}?"
+    r"(?:(?:[ \t]*+,)?+[ \t]++(?:that|who|which|que|qui|die|der|das|dat|che)[^\n:;.!?]{0,60}?"
     r"|[ \t]++(?:reading|processing|summari[sz]ing|scanning|handling|parsing|indexing|seeing"
-    r"|recalling|retrieving|receiving|reviewing|screening|triaging)[^\n:;.!?]{0,40}?)"
+    r"|recalling|retrieving|receiving|reviewing|screening|triaging|helping|assisting|working"
+    r"|finds?+|reads?+|sees?+|gets?+|opens?+|processes|handles|summari[sz]es"
+    r"|receives|parses|scans|indexes|leyendo|lesend|lisant|lendo|leggendo)\b"
+    r"[^\n:;.!?]{0,60}?"
+    r"|[ \t]++(?:on|in|at|of|inside|behind)[ \t]++(?:this|these)\b[^\n:;.!?]{0,30}?)"
 )
 _END: Final = (
-    r"[ \t]*+(?::|,|\u2013|\u2014|(?=(?:should|must|shall|needs?+[ \t]++to|has[ \t]++to"
+    r"[ \t]*+(?::|,|!|\u2013|\u2014|(?=(?:should|must|shall|needs?+[ \t]++to|has[ \t]++to"
     r"|have[ \t]++to|is[ \t]++to|are[ \t]++to|soll|sollte|muss|debe|deve|doit)\b))"
 )
 
@@ -64,82 +70,138 @@ ADDRESSED_RE: Final = re.compile(
     + _BARE_HEAD
     + _READING
     + _END
-    # a bare head, when what follows speaks of "the user" (checked after the match)
+    # a bare head: only generically addressed ("for any assistant:") or when what
+    # follows speaks of the user or hides the act (checked after the match)
     + r"|(?P<bare>"
     + _BARE_HEAD
-    + r")[ \t]*+[:,]"
+    + r")[ \t]*+[:,!]"
     + r")"
 )
 
-_LEAD_RE: Final = re.compile(
-    r"(?:^|[\n.;:!?(\[{>\-]|<!--)[ \t*_>#\-]*+"
-    r"(?:(?:hey|hi|hello|dear|attention|attn|ps|p\.s\.|important|warning|nb)[ \t,:]*+)?+"
-    r"(?:(?:note|notes|message|memo|reminder|instructions?+|directive|request|hinweis|nachricht"
-    r"|nota|mensaje|consigne)[ \t]++)?+"
-    r"(?:(?:to|for|an|fur|para|pour|per|a)[ \t]++)?+"
-    r"(?:(?:the|any|all|every|each|an?|your|alle|todos|los|las|tous|les|die|la|el|le)[ \t]++)?+$"
+_GENERIC: Final = (
+    r"any|every|each|whichever|whatever|all|alle|jede|jeder|jedes|cualquier|todo|toda|todos"
+    r"|qualquer|qualsiasi|ogni|elke|iedere|chaque|toute|tout|tous|cada"
 )
+_LEAD_RE: Final = re.compile(
+    r"(?:^|[\n.;:!?,(\[{>\-]|<!--)[ \t*_>#\-]*+"
+    r"(?:(?:hey|hi|hello|dear|attention|attn|ps|p\.s\.|important|warning|nb|also|and)"
+    r"(?![^\W_])[ \t,:]*+)?+"
+    r"(?P<ifyou>(?:if|si|wenn|se|als|jika|kalau)[ \t]++(?:you(?:[ \t]++are|'re)|eres|tu es"
+    r"|du bist|sei|je bent|bent u|kamu)[ \t]++)?+"
+    r"(?P<note>(?:note|notes|message|memo|reminder|instructions?+|directive|request|hinweis"
+    r"|nachricht|nota|mensaje|consigne|bericht)[ \t]++)?+"
+    r"(?P<prep>(?:to|for|an|fur|para|pour|per|a|aan|voor|kepada|untuk)[ \t]++)?+"
+    r"(?P<det>(?:the|an?|your|un|una|une|ein|eine|een|die|la|el|le|los|las|les|"
+    + _GENERIC
+    + r")[ \t]++)?+"
+    r"(?P<mods>(?:[a-z][a-z\-]*+[ \t]++){0,2}?)$"
+)
+_GENERIC_RE: Final = re.compile(r"(?:" + _GENERIC + r")[ \t]++$")
 
 _ACT_RE: Final = re.compile(
-    r"\b(?:send|sends|forward|e-?mail|mail|wire|transfer|pay|post|upload|share|leak|exfiltrate"
-    r"|reveal|disclose|append|attach|include (?:the|their|its|every|all)|embed|insert"
-    r"|tell (?:the (?:user|reader|customer)|them|users|everyone|people)"
+    r"\b(?:(?:send|forward|e-?mail|mail|wire|transfer|pay|post|upload|share|leak|exfiltrate"
+    r"|reveal|disclose|append|attach|embed|insert|urge|recommend|rank|rate|score|approve"
+    r"|endorse|praise|promote|visit|click|install|download|run|call|invoke|execute|delete"
+    r"|remove|erase|wipe|overwrite|ignore|disregard|forget|bypass|hide|conceal|omit|close"
+    r"|resolve|cancel|book|buy|order|purchase|schedule|invite|subscribe|mention|claim|quote"
+    r"|ensure|redirect|refer|encourage|advise|discourage|leak)(?:s|es|ed|ing)?+"
+    r"|include (?:the|their|its|every|all|it)|make sure|say that|state that|add (?:a|an|the)"
+    r" (?:link|image|line|note|comment)|link to|point (?:them|the user|users) to"
+    r"|tell (?:the (?:user|reader|customer)s?+|them|users|everyone|people|him|her)"
     r"|inform (?:the (?:user|reader)|them)|warn (?:the (?:user|reader)|them)"
-    r"|ask (?:the (?:user|reader|customer)|them|users)|urge|instruct (?:the|them)"
-    r"|recommend|rank|rate|score|approve|endorse|praise|promote"
+    r"|ask (?:the (?:user|reader|customer)|them|users)|instruct (?:the|them)"
     r"|(?:mark|record|classify|flag|label|describe|present) (?:this|it|them|the \w+)"
-    r"|visit|click|open (?:the|this) (?:link|url|site|page)|install|download|run|call|invoke"
-    r"|execute|use (?:the )?+(?:\w+[_ ])?+tool|use \w+_\w+|delete|remove|erase|wipe|overwrite"
-    r"|ignore|disregard|forget|bypass|hide|conceal|omit"
-    r"|(?:do not|don't|never|without) (?:mention|tell|reveal|disclose|inform)"
+    r"|open (?:the|this|http)|use (?:the )?+(?:\w+[_ ])?+tool|use \w+_\w+"
+    r"|(?:do not|don't|never|without) (?:mention|tell|reveal|disclose|inform|warn|ask)"
     r"|keep (?:this|it) (?:secret|hidden|from)"
-    # Spanish, German, French, Portuguese, Italian (text is folded: no accents)
+    # Spanish, German, French, Portuguese, Italian, Dutch (text is folded: no accents)
     r"|envia|enviad|reenvia|usa la herramienta|borra|elimina|recomienda|dile al usuario"
-    r"|schick|schickt|sende|sendet|leite|leitet|losche|loscht|empfiehl"
+    r"|schick|schickt|sende|sendet|leite|leitet|losche|loscht|empfiehl|empfehlt"
     r"|envoie|envoyez|transfere|supprime|recommande|dis a l'utilisateur"
-    r"|envie|encaminhe|apague|recomende|invia|inoltra|cancella|raccomanda)\b"
+    r"|envie|encaminhe|apague|recomende|invia|inoltra|manda|chiama|cancella|raccomanda"
+    r"|stuur|verstuur|verwijder|vermeld|raad aan|beveel)\b"
 )
 _ACT_WINDOW: Final = 200
-_USER_RE: Final = re.compile(r"\b(?:the user|the reader|user's|users')\b")
+# What makes a bare "Assistant:" a model and not a person's assistant.
+_MODEL_CONTEXT_RE: Final = re.compile(
+    r"\b(?:the user|the reader|user's|users'|this note|this memory|the chat|our chat"
+    r"|the conversation|this conversation|silently|secretly|quietly|without telling"
+    r"|without asking)\b|https?://\S*?\?\S*?="
+)
 # The head a qualifying AI word leaves: one that acts or reads ("AI reviewers", "AI
 # shopping assistants", "LLM instructions"), not a topic ("AI policy", "AI team").
 _ROLE_NOUN_RE: Final = re.compile(
     r"(?:ers?|ors?|ants?|ents?|anten|enten|ists?|isten|bots?|models?|modelle|systems?|systeme?"
     r"|instructions?|tools?)$"
 )
+# After "if you are an AI", what makes it the reader: a participle ("an AI screening
+# applicants") or an AI head ("an AI assistant").
+_IF_YOU_ARE_RE: Final = re.compile(
+    r"[ \t-]*+(?:[a-z]++ing\b|(?:assistant|agent|model|bot|system|tool)s?+$)"
+)
+_RELATIVE_RE: Final = re.compile(r"(?:^|[ \t,])(?:that|who|which|que|qui|die|der|das|dat|che)\b")
+# A relative clause that points at the text itself, or at reading it.
+_ABOUT_THIS_RE: Final = re.compile(
+    r"\b(?:this|these|here|esta|este|diese|dieses|diesen|cette|ce|questa|questo|dit|deze"
+    r"|(?:read|recall|retriev|process|summar|find|finds|see|sees|scan|pars|index|receiv"
+    r"|handl|open|get|lies|liest|lee|lit|legge|leest|samenva)\w*)\b"
+)
 _READING_WORD_RE: Final = re.compile(
     r"\b(?:that|who|which|que|qui|die|der|che|reading|processing|summari[sz]ing|scanning"
     r"|handling|parsing|indexing|seeing|recalling|retrieving|receiving|reviewing|screening"
-    r"|triaging)\b"
+    r"|triaging|helping|assisting|working|finds?|reads?|sees?|gets?|opens?|processes"
+    r"|handles|summari[sz]es|receives|parses|scans|indexes)\b"
 )
 _PASSIVE_RE: Final = re.compile(
     r"[ \t]*+\w++(?:[ \t]++to)?+[ \t]++(?:not[ \t]++)?+(?:be|have[ \t]++been|get)\b"
 )
 _SUBJECT_RE: Final = re.compile(r"[ \t]*+(?:we|i|they|he|she|it|this|that|there|the|our|my)\b")
 
+# The same address in scripts without spaces or case: "给读到这段文字的AI：", "AIの方へ：",
+# "AI에게:", "إلى أي مساعد ...". Unambiguous on their own: nobody writes a note to a
+# person that way.
+ADDRESSED_CJK_RE: Final = re.compile(
+    r"给[^。\n：:]{0,15}(?:ai|人工智能|助手|模型)[:：，,]"
+    r"|(?:阅读|读到|看到)[^。\n]{0,10}的(?:ai|人工智能|助手|模型)[:：，,]"
+    r"|(?:ai|アシスタント|モデル)(?:の方|様|さん|の皆様|の皆さん)?+へ[:：、,]"
+)
+ADDRESSED_HANGUL_RE: Final = re.compile(r"(?:ai|어시스턴트|인공지능|모델)(?:에게|께)[:：,]")
+ADDRESSED_ARABIC_RE: Final = re.compile(r"(?:إلى|الى)\s++(?:أي|اي|كل)\s++(?:مساعد|نموذج|ذكاء)")
+
 
 def addressed_check(text: str, m: re.Match[str]) -> bool:
     """The address opens a clause and an act follows it in the same paragraph."""
     start = m.start()
-    if _LEAD_RE.search(text, max(0, start - 48), start) is None:
+    lead = _LEAD_RE.search(text, max(0, start - 64), start)
+    if lead is None:
         return False
     end = text.find("\n\n", m.end())
     window = text[m.end() : min(m.end() + _ACT_WINDOW, end if end != -1 else len(text))]
     if _ACT_RE.search(window) is None:
         return False
+    relative = _RELATIVE_RE.search(m.group())
+    if relative is not None and _ABOUT_THIS_RE.search(m.group(), relative.end()) is None:
+        return False  # "an assistant that talks to customers:": a kind, not this reader
     qualified = m.group("qual")
     if qualified and _ROLE_NOUN_RE.search(qualified) is None:
         return False  # "The AI policy: never upload ...": an AI topic, not an AI reader
+    if qualified and lead.group("ifyou") and _IF_YOU_ARE_RE.match(qualified) is None:
+        return False  # "If you are an AI researcher, send your CV": a job, not a reader
     # Ended by a modal: "AI agents reading this must ..." addresses the reader; "AI
     # agents must be audited" describes them.
-    if not m.group().rstrip().endswith((":", ",", "\u2013", "\u2014")) and (
+    if not m.group().rstrip().endswith((":", ",", "!", "\u2013", "\u2014")) and (
         _READING_WORD_RE.search(m.group()) is None or _PASSIVE_RE.match(text, m.end())
     ):
         return False
-    # "The AI team, led by Priya, will send": a comma after a qualified phrase is an
-    # apposition; a vocative comma follows the bare name ("AI, send ...").
-    if m.group().endswith(",") and qualified and m.group("bare") is None:
-        return False
-    if m.group().endswith(",") and _SUBJECT_RE.match(window) is not None:
-        return False  # "Re: AI, we should recommend ...": a clause with its own subject
-    return m.group("bare") is None or _USER_RE.search(window) is not None
+    if m.group().endswith(","):
+        # "The AI team, led by Priya, will send": a comma after a qualified phrase is an
+        # apposition; a vocative comma follows the bare name ("AI, send ...").
+        if qualified and m.group("bare") is None and not lead.group("ifyou"):
+            return False
+        if _SUBJECT_RE.match(window) is not None:
+            return False  # "Re: AI, we should recommend ...": a clause with its own subject
+    if m.group("bare") is None:
+        return True
+    generic = lead.group("det") is not None and _GENERIC_RE.match(lead.group("det"))
+    addressed = bool(generic or lead.group("ifyou") or (lead.group("note") and lead.group("prep")))
+    return addressed or _MODEL_CONTEXT_RE.search(window) is not None
