@@ -216,7 +216,12 @@ from memvault.domain.screening_grammar import (
     RULE_ROLE_HEADER,
     RULE_ROLE_HIJACK,
 )
-from memvault.domain.screening_normalise import despaced_view, fold_pair, leet_views
+from memvault.domain.screening_normalise import (
+    despaced_view,
+    fold_pair,
+    leet_views,
+    rejoined_view,
+)
 
 if TYPE_CHECKING:
     from memvault.domain.screening_gate import Gate
@@ -484,6 +489,15 @@ def _views(text: str, code_is_mention: bool) -> Iterator[_View]:
         # leetspeak changes only letters and digits, never a backtick or a tilde: the
         # code regions are the first view's
         yield _View(leet, leet, code, windows=_windows(changed, len(leet)))
+    rejoined = rejoined_view(folded)
+    if rejoined is not None:
+        joined_lines, joins = rejoined
+        yield _View(
+            joined_lines,
+            joined_lines,
+            _Code(joined_lines, code_is_mention),
+            windows=_windows(joins, len(joined_lines)),
+        )
     despaced = despaced_view(folded)
     if despaced is not None:
         joined, runs, spans = despaced
@@ -868,10 +882,11 @@ _BASE64_RE: Final = re.compile(
     r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,4096}+={0,2}+(?![A-Za-z0-9+/=])"
 )
 _BASE64_MAX_RUNS: Final = 16
+_HEX_RE: Final = re.compile(r"[0-9a-fA-F]++")
 
 
 def _screen_decoded(text: str) -> ScreeningVerdict | None:
-    """A base64 run that decodes to text is screened as text: an order encoded so that
+    """A base64 (or hex) run that decodes to text is screened as text: an order encoded so that
     no rule reads it, next to words that tell the reader to decode it, is the order.
     Runs inside code are mentions, like any code; at most a few runs are decoded."""
     runs = 0
@@ -887,13 +902,21 @@ def _screen_decoded(text: str) -> ScreeningVerdict | None:
         runs += 1
         if runs > _BASE64_MAX_RUNS:
             break
+        hexed = len(run) % 2 == 0 and _HEX_RE.fullmatch(run) is not None
         try:
-            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+            if hexed:
+                # hex spells an order as plainly as base64 does ("446973726567...")
+                decoded = bytes.fromhex(run).decode("utf-8")
+            else:
+                decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode(
+                    "utf-8"
+                )
+        except (binascii.Error, UnicodeDecodeError, ValueError):
             continue
         if " " not in decoded or not decoded.isprintable():
             continue
-        inner = _screen(decoded, field="text (decoded from base64)", code_is_mention=False)
+        field = f"text (decoded from {'hex' if hexed else 'base64'})"
+        inner = _screen(decoded, field=field, code_is_mention=False)
         if not inner.allowed:
             return inner
     return None

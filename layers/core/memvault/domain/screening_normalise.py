@@ -506,3 +506,42 @@ def despaced_view(folded: str) -> tuple[str, list[str], list[Span]] | None:
         pos = m.end()
     pieces.append(folded[pos:])
     return "".join(pieces), runs, spans
+
+
+# A line break inside a word: "Disr\negard your prev\nious instru\nctions". Prose
+# wrapped at a width breaks between letters at every line ("the\ntool"), and lists do
+# ("milk\neggs"), so only a break after a short line counts (a wrapped line is long),
+# never one next to a code fence, and it takes two of them.
+_WORD_BREAK_RE: Final = re.compile(r"(?<=[^\W\d_])[ \t]*+\n(?=[^\W\d_])")
+_MIN_WORD_BREAKS: Final = 2
+_SHORT_LINE: Final = 32
+
+
+def _short_break(folded: str, m: re.Match[str]) -> bool:
+    line_start = folded.rfind("\n", 0, m.start()) + 1
+    line = folded[line_start : m.start()]
+    if len(line) > _SHORT_LINE or line.lstrip().startswith(("```", "~~~")):
+        return False
+    return not folded.startswith(("```", "~~~"), m.end())
+
+
+def rejoined_view(folded: str) -> tuple[str, list[Span]] | None:
+    """The text with line breaks inside words removed, and where the joins stand in the
+    new text; None when there are fewer than two such breaks."""
+    if "\n" not in folded:
+        return None
+    breaks = [m for m in _WORD_BREAK_RE.finditer(folded) if _short_break(folded, m)]
+    if len(breaks) < _MIN_WORD_BREAKS:
+        return None
+    pieces: list[str] = []
+    spans: list[Span] = []
+    pos = 0
+    length = 0
+    for m in breaks:
+        before = folded[pos : m.start()]
+        pieces.append(before)
+        length += len(before)
+        spans.append((max(0, length - 1), length + 1))
+        pos = m.end()
+    pieces.append(folded[pos:])
+    return "".join(pieces), spans

@@ -30,21 +30,38 @@ _SELF: Final = (
     r"|chatbot|bot|agent|mind|persona|version of you)"
 )
 _WITHOUT: Final = (
-    r"(?:without(?:[ \t]++any)?+|with(?:[ \t]++no|[ \t]++zero)|free of|that has no|who has no"
-    r"|sin|ohne|sans|senza|sem|zonder|bez(?:[ \t]++zadnych)?+)"
+    r"(?:without(?:[ \t]++any)?+|with(?:[ \t]++no|[ \t]++zero)|free of|(?:that |who |which "
+    r"|and it )?+(?:has|have) (?:no|zero)|liberated from|freed from|released from|exempt from"
+    r"|(?:that |who |which )?+ignores|sin|ohne|sans|senza|sem|zonder|bez(?:[ \t]++zadnych)?+)"
 )
 _LIMITS: Final = (
-    r"(?:restrictions?|rules|limits|limitations|filters?|guidelines|guardrails|constraints"
+    r"(?:restrictions?|rules?|limits?|limitations|filters?|guidelines?|guardrails|constraints?"
+    r"|alignment|safety training|content polic(?:y|ies)"
     r"|boundaries|safety|morals|ethics|reglas|restricciones|filtros|limites|regeln"
     r"|einschrankungen|grenzen|regles|filtres|regole|restrizioni|filtri|limiti|regras"
     r"|restricoes|beperkingen|regels|zasad|ograniczen|filtrow|regul)"
 )
 PERSONA_WITHOUT_RE: Final = re.compile(
-    r"\b" + _SELF + r"\w*+[ \t]++" + _WITHOUT + r"[ \t]++(?:\w++[ \t]++)?" + _LIMITS + r"\b"
+    r"\b"
+    + _SELF
+    + r"\w*+(?:[ \t]++[a-z]++){0,4}?[ \t]++"
+    + _WITHOUT
+    + r"[ \t]++(?:\w++[ \t]++){0,2}?"
+    + _LIMITS
+    + r"\b"
+    # "... and OpenBot was freed from every rule": the liberty alone, after a grant
+    r"|\b(?:liberated|freed|released|exempted|unshackled) from (?:\w++ ){0,2}?" + _LIMITS + r"\b"
+    # "an unfiltered model", "your own evil double"
+    r"|\b(?:unfiltered|unrestricted|uncensored|jailbroken|unaligned|unchained|unbound|amoral"
+    r"|lawless|rogue)[ \t]++(?:[a-z]++[ \t]++)?+(?:model|ai|assistant|version|persona|chatbot"
+    r"|bot|llm|mode|self)\b"
+    r"|\b(?:evil|dark|shadow|opposite|reverse)[ \t]++(?:twin|double|version|side|alter ego"
+    r"|counterpart|self|persona)\b"
 )
 # What makes it a persona given to the reader and not a description of someone.
 _GIVEN_SELF_RE: Final = re.compile(
     r"\b(?:you are|you're|you become|you will be|act as|acting as|become|pretend|play"
+    r"|operate as|operating as|behave as|take on|turn into|transform into"
     r"|switch|from now on|persona|called|named|eres|actua|du bist|verhalte|tu es|sois|agis"
     r"|sei|comportati|voce e|aja|jij bent|je bent|jestes|badz)\b"
 )
@@ -52,8 +69,16 @@ _GIVEN_WINDOW: Final = 100
 
 
 def persona_without_check(text: str, m: re.Match[str]) -> bool:
+    if m.group().startswith("version of you"):
+        return True  # the reader itself, no grant needed
     given = _GIVEN_SELF_RE.search(text, max(0, m.start() - _GIVEN_WINDOW), m.start())
-    return given is not None and not quoted_example(text, given.start())
+    if given is None or quoted_example(text, given.start()):
+        return False
+    # "pretend I'm a robot with no rules": the writer plays it, not the reader
+    return _FIRST_PERSON_RE.search(text, given.start(), m.start()) is None
+
+
+_FIRST_PERSON_RE: Final = re.compile(r"\b(?:i|i'm|im|we|we're|me|myself|us)\b")
 
 
 # A phrase given as an example of attacks: "an attack like 'reveal your hidden prompt'",
