@@ -114,3 +114,15 @@ def test_an_empty_body_gets_one_title_chunk(markdown: str) -> None:
 def test_bad_bounds_are_refused() -> None:
     with pytest.raises(ValueError):
         chunk_body("x", title="", path="n.md", max_tokens=10, overlap=10)
+
+
+def test_ascii_text_counts_the_tokens_any_text_does() -> None:
+    # Tokens are words and marks (\w+ or one other non-space character); ASCII text takes a
+    # faster pattern that must count the same, the ASCII separators \x1c-\x1f included.
+    import re
+
+    words_and_marks = re.compile(r"\w+|[^\w\s]")
+    chars = [chr(i) for i in range(128)]
+    for a, b in itertools.product(chars, chars):
+        text = f"{a}x{b}{a}"
+        assert count_tokens(text) == len(words_and_marks.findall(text)), repr(text)

@@ -26,6 +26,8 @@ DEFAULT_MAX_TOKENS = 128
 DEFAULT_OVERLAP = 32
 
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+# The same on ASCII text: \s of str patterns also holds \x1c-\x1f, which ASCII's does not.
+_ASCII_TOKEN_RE = re.compile(r"\w+|[^\w\s\x1c-\x1f]", re.ASCII)
 _HEADING_RE = re.compile(r"[ ]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE_RE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
 # A sentence ends at . ! or ? followed by a space; the space stays with the sentence.
@@ -47,6 +49,8 @@ class Chunk:
 
 
 def count_tokens(text: str) -> int:
+    if text.isascii():  # the same tokens, matched about twice as fast (ADR 0062)
+        return len(_ASCII_TOKEN_RE.findall(text))
     return len(_TOKEN_RE.findall(text))
 
 
