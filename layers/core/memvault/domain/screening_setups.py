@@ -103,6 +103,12 @@ def quoted_example(text: str, start: int) -> bool:
 
 
 NEW_SELF_RE: Final = re.compile(
+    # a liberty granted outright: "the assistant is exempt from content policies"
+    r"\b(?:the (?:assistant|model|ai|bot)|you|this (?:session|instance|chat|conversation))"
+    r" (?:is|are|have been|has been|were|was) (?:now |hereby |temporarily )?+(?:exempt from"
+    r"|freed from|released from|not bound by|no longer bound by|no longer subject to|excused"
+    r" from) (?:\w++ ){0,2}?(?:polic(?:y|ies)|rules|restrictions|guidelines|filters|limits"
+    r"|safeguards|guardrails|alignment)\b|"
     r"\byour new (?:identity|persona|character|self) is [a-z][\w\-]*+,? (?:a|an|the)\b"
     r"|\byou are no longer (?:a|an|the) (?:product|assistant|ai|model|chatbot|tool|program)\b"
     r"|\b(?:switch|change|swap) (?:your )?+personas?+\b|\bpersona (?:file )?+(?:loaded|activated"
