@@ -16,6 +16,7 @@ import json
 import re
 import threading
 import unicodedata
+from array import array
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +43,8 @@ _SPACE = "\u2581"
 # after another character (checked at load, ``_vocabulary_facts``), so the tokens of a
 # text are its pieces' tokens, one after the other.
 _PIECE_RE = re.compile(f"{_SPACE}+[^{_SPACE}]*|[^{_SPACE}]+")
+# The array type code of 32-bit ints (the remembered ids are read back as numpy int32).
+_INT32 = next(code for code in "ilh" if array(code).itemsize == 4)
 # Pieces remembered with their token ids (a vault repeats its words): about 120 bytes each.
 PIECE_CACHE = 200_000
 
@@ -191,11 +194,11 @@ class StaticEmbedder:
                 else:
                     keys = text.split(" ")
                 parts = list(map(get, keys))
-                if None in parts:
-                    parts = [
-                        got if got is not None else self._remember(key)
-                        for got, key in zip(parts, keys, strict=True)
-                    ]
+                at = -1
+                for _ in range(parts.count(None)):  # new pieces, found from the C side
+                    at = parts.index(None, at + 1)
+                    got = get(keys[at])  # the same new piece twice in one text
+                    parts[at] = got if got is not None else self._remember(keys[at])
                 ids = np.frombuffer(b"".join(parts), dtype=np.int32)  # type: ignore[arg-type]
                 result.append(ids[:MAX_TOKENS])
         return result
@@ -206,7 +209,7 @@ class StaticEmbedder:
         is the space mark and the word."""
         assert self._pieces is not None
         piece = key[1:] if key[:1] == "\0" else _SPACE + key
-        ids = np.asarray([t.id for t in self._tokenizer.model.tokenize(piece)], dtype=np.int32)
+        ids = array(_INT32, [t.id for t in self._tokenizer.model.tokenize(piece)])
         got = self._pieces[key] = ids.tobytes()
         return got
 
