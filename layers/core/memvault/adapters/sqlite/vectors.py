@@ -285,14 +285,16 @@ class SqliteVectorIndex:
         """Every note's chunks replaced, in one transaction (ADR 0048: an import's drain
         writes a thousand notes a call; one transaction each was a third of its time)."""
         rows = []
+        tag_keys: dict[tuple[str, ...], str] = {}  # a note's chunks share their tags
         for path, chunks in notes.items():
-            tag_keys: dict[tuple[str, ...], str] = {}  # a note's chunks share their tags
             for chunk in chunks:
                 if chunk.path != path:
                     raise ValueError(f"chunk of {chunk.path!r} upserted under {path!r}")
                 keys = tag_keys.get(chunk.tags)
                 if keys is None:
                     keys = tag_keys[chunk.tags] = json.dumps(ancestor_keys(chunk.tags))
+                vector = chunk.vector
+                dimension = len(vector)
                 rows.append(
                     (
                         account_id,
@@ -300,14 +302,14 @@ class SqliteVectorIndex:
                         chunk.chunk_index,
                         chunk.note_id,
                         chunk.model,
-                        len(chunk.vector),
+                        dimension,
                         chunk.heading,
                         chunk.offset,
                         chunk.length,
                         chunk.text,
                         keys,
                         chunk.updated_at,
-                        _blob(chunk.vector, len(chunk.vector)),
+                        _blob(vector, dimension),
                     )
                 )
         if not notes:
