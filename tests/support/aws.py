@@ -179,11 +179,13 @@ _KEEP_SESSION = {"core": {"reset_boto3_session": False}}
 # S3 presigner each for job archives and uploads), ~12 ms of CPU each: botocore copies
 # the session's event hooks and builds every operation's method and the endpoint rules
 # anew for every client. A client is reused by every later call with the same arguments
-# (service, region, endpoint and config): the one built by memvault's own make_client,
-# with the same retry policy and timeouts, answered by moto's stubber exactly as a new
-# one would be (moto hooks every client made after it is imported, and answers only
-# while a mock runs). Tests that patch a client do so through monkeypatch, undone after
-# the test; a test that needs a client of its own builds it from a boto3.Session().
+# (service, region, endpoint and config) and the same AWS_* and BOTO* environment (what
+# botocore reads as it builds a client: AWS_ENDPOINT_URL, set by the tests that run a
+# moto server, above all): the one built by memvault's own make_client, with the same
+# retry policy and timeouts, answered by moto's stubber exactly as a new one would be
+# (moto hooks every client made after it is imported, and answers only while a mock
+# runs). Tests that patch a client do so through monkeypatch, undone after the test; a
+# test that needs a client of its own builds it from a boto3.Session().
 _real_client = boto3.client
 _clients_made: dict[str, Any] = {}
 _clients_lock = threading.Lock()
@@ -193,7 +195,8 @@ def _shared_client(*args: Any, **kwargs: Any) -> Any:
     config = kwargs.get("config")
     options = sorted((getattr(config, "_user_provided_options", None) or {}).items())
     named = sorted((k, v) for k, v in kwargs.items() if k != "config")
-    key = repr((args, named, options))
+    environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(("AWS_", "BOTO")))
+    key = repr((args, named, options, environment))
     with _clients_lock:
         client = _clients_made.get(key)
         if client is None:
