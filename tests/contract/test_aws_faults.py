@@ -6,6 +6,7 @@ These run on the AWS backend only (DynamoDB + S3 on moto, the real local OpenSea
 
 from __future__ import annotations
 
+import fcntl
 import io
 import zipfile
 from collections.abc import Callable
@@ -126,8 +127,22 @@ def test_an_s3_failure_mid_import_leaves_the_vault_as_it_was(
 
 
 @pytest.fixture(scope="module")
-def transactions_per_import(tmp_path_factory: pytest.TempPathFactory) -> int:
-    """How many DynamoDB transactions the archive's import makes, counted on a probe vault."""
+def transactions_per_import(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> int:
+    """How many DynamoDB transactions the archive's import makes, counted on a probe vault
+    once per run: under xdist the first worker to ask counts (about 2 s of CPU) and the
+    others read its count (the three tests that use it start on different workers)."""
+    if worker_id == "master":
+        return _count_transactions(tmp_path_factory)
+    # The run's own directory, shared by its workers (each has a basetemp inside it).
+    shared = tmp_path_factory.getbasetemp().parent / "transactions_per_import"
+    with (shared.parent / f"{shared.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not shared.exists():
+            shared.write_text(str(_count_transactions(tmp_path_factory)))
+        return int(shared.read_text())
+
+
+def _count_transactions(tmp_path_factory: pytest.TempPathFactory) -> int:
     with aws_settings(tmp_path_factory.mktemp("probe")) as settings:
         probe = build_services(settings, clock=FakeClock())
         probe.accounts.create_account("local", account_id="local")
