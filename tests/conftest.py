@@ -6,6 +6,7 @@ turns them into fixtures. Hypothesis profiles are chosen here too (see below).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +42,26 @@ def forget_fastapi_endpoint_caches() -> Iterator[None]:
         cache_clear = getattr(value, "cache_clear", None)
         if callable(cache_clear):
             cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def forget_closed_log_streams() -> Iterator[None]:
+    """Drops memvault's log handler once the stream it writes to has closed.
+
+    ``configure_logging`` (memvault.observability) gives the ``memvault`` logger one
+    handler on ``sys.stderr`` as it is then, once per process. When that first happens
+    inside an in-process CLI run (typer's CliRunner) or under ``capsys``, the stream is
+    closed when that test ends, and every later log line (a live server's request log)
+    printed "--- Logging error ---" into whatever stderr a later test was reading: the
+    CLI tests that check stderr failed after tests/sam/test_handlers.py on one worker.
+    The next ``configure_logging`` installs a handler on the stream of its time.
+    """
+    yield
+    root = logging.getLogger("memvault")
+    for handler in list(root.handlers):
+        stream = getattr(handler, "stream", None)
+        if getattr(handler, "_memvault", False) and getattr(stream, "closed", False):
+            root.removeHandler(handler)
 
 
 @pytest.fixture
