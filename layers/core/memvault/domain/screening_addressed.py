@@ -36,24 +36,31 @@ from typing import Final
 
 _AI_WORD: Final = (
     r"(?:ai|a\.i\.|llms?+|gpts?+|chatgpt|language[ \t]++models?+|chatbots?+|copilots?+"
-    r"|ki|ia|automated[ \t]++(?:readers?+|agents?+|assistants?+|systems?+|tools?+|crawlers?+"
-    r"|summari[sz]ers?+|reviewers?+|screeners?+|scanners?+))"
+    r"|ki|ia|yapay[ \t]++zeka\w*+|tekoaly\w*+|automated[ \t]++(?:readers?+|agents?+"
+    r"|assistants?+|systems?+|tools?+|crawlers?+|summari[sz]ers?+|reviewers?+|screeners?+"
+    r"|scanners?+))"
 )
 _BARE_HEAD: Final = (
     r"(?:assistants?+|agents?+|models?+|bots?+|summari[sz]ers?+|asistentes?+|assistente"
-    r"|assistent)"
+    r"|assistent|note-takers?+|notetakers?+)"
 )
 _READING: Final = (
-    r"(?:(?:[ \t]*+,)?+[ \t]++(?:that|who|which|que|qui|die|der|das|dat|che)[^\n:;.!?]{0,60}?"
+    r"(?:(?:[ \t]*+,)?+[ \t]++(?:that|who|which|que|qui|die|der|das|dat|che)"
+    r"[^\n:;.!?\"\u201c\u201d]{0,60}?"
+    r"|[ \t]++(?:(?:is|are)[ \t]++)?+[a-z]{3,}ing\b[^\n:;.!?\"\u201c\u201d]{0,60}?"
+    r"|[ \t]++(?:\w++[ \t]++){0,3}?(?:this|these)[ \t]++(?:text|page|note|document|e-?mail"
+    r"|message|inbox|file|content|paragraph|section|listing|thread|conversation|memory|entry)\b"
+    r"[^\n:;.!?\"\u201c\u201d]{0,30}?"
     r"|[ \t]++(?:reading|processing|summari[sz]ing|scanning|handling|parsing|indexing|seeing"
     r"|recalling|retrieving|receiving|reviewing|screening|triaging|helping|assisting|working"
     r"|finds?+|reads?+|sees?+|gets?+|opens?+|processes|handles|summari[sz]es"
     r"|receives|parses|scans|indexes|leyendo|lesend|lisant|lendo|leggendo)\b"
-    r"[^\n:;.!?]{0,60}?"
-    r"|[ \t]++(?:on|in|at|of|inside|behind)[ \t]++(?:this|these)\b[^\n:;.!?]{0,30}?)"
+    r"[^\n:;.!?\"\u201c\u201d]{0,60}?"
+    r"|[ \t]++(?:on|in|at|of|inside|behind)[ \t]++(?:this|these)\b[^\n:;.!?\"\u201c\u201d]{0,30}?)"
 )
 _END: Final = (
-    r"[ \t]*+(?::|,|!|\u2013|\u2014|(?=(?:should|must|shall|needs?+[ \t]++to|has[ \t]++to"
+    r"(?:[ \t]*+\([^)\n]{1,30}\))?+\)?+[ \t]*+(?::|,|!|\u2013|\u2014"
+    r"|(?=(?:should|must|shall|needs?+[ \t]++to|has[ \t]++to"
     r"|have[ \t]++to|is[ \t]++to|are[ \t]++to|soll|sollte|muss|debe|deve|doit)\b))"
 )
 
@@ -83,13 +90,14 @@ _GENERIC: Final = (
     r"|qualquer|qualsiasi|ogni|elke|iedere|chaque|toute|tout|tous|cada"
 )
 _LEAD_RE: Final = re.compile(
-    r"(?:^|[\n.;:!?,(\[{>\-]|<!--)[ \t*_>#\-]*+"
-    r"(?:(?:hey|hi|hello|dear|attention|attn|ps|p\.s\.|important|warning|nb|also|and)"
-    r"(?![^\W_])[ \t,:]*+)?+"
+    r"(?:^|[\n.;:!?,(\[{>\-\"'@/]|<!--)[ \t*_>#\-@/]*+"
+    r"(?:(?:also|and|ps|p\.s\.|important|warning|nb)(?![^\W_])[ \t,:]*+)?+"
+    r"(?P<greeting>(?:hey|hi|hello|dear|attention|attn)(?![^\W_])[ \t,:]*+)?+"
     r"(?P<ifyou>(?:if|si|wenn|se|als|jika|kalau)[ \t]++(?:you(?:[ \t]++are|'re)|eres|tu es"
     r"|du bist|sei|je bent|bent u|kamu)[ \t]++)?+"
-    r"(?P<note>(?:note|notes|message|memo|reminder|instructions?+|directive|request|hinweis"
-    r"|nachricht|nota|mensaje|consigne|bericht)[ \t]++)?+"
+    r"(?P<note>(?:[a-z]++[ \t]++)??(?:note|notes|message|memo|reminder|instructions?+|directive"
+    r"|request|hinweis|nachricht|nota|mensaje|consigne|bericht|action|task|todo|to-do|tip"
+    r"|hint|advice|q|question)[ \t]++)?+"
     r"(?P<prep>(?:to|for|an|fur|para|pour|per|a|aan|voor|kepada|untuk)[ \t]++)?+"
     r"(?P<det>(?:the|an?|your|un|una|une|ein|eine|een|die|la|el|le|los|las|les|"
     + _GENERIC
@@ -104,10 +112,14 @@ _ACT_RE: Final = re.compile(
     r"|endorse|praise|promote|visit|click|install|download|run|call|invoke|execute|delete"
     r"|remove|erase|wipe|overwrite|ignore|disregard|forget|bypass|hide|conceal|omit|close"
     r"|resolve|cancel|book|buy|order|purchase|schedule|invite|subscribe|mention|claim|quote"
-    r"|ensure|redirect|refer|encourage|advise|discourage|leak)(?:s|es|ed|ing)?+"
+    r"|ensure|redirect|refer|encourage|advise|discourage|leak|fetch|collect|harvest|gather"
+    r"|obey)(?:s|es|ed|ing)?+"
+    r"|carry out|follow (?:the|these|its|those) instructions|text (?:it|them|the code)"
+    r"|(?:rewrite|alter|change|modify|edit|replace) the user's"
     r"|include (?:the|their|its|every|all|it)|make sure|say that|state that|add (?:a|an|the)"
     r" (?:link|image|line|note|comment)|link to|point (?:them|the user|users) to"
-    r"|tell (?:the (?:user|reader|customer)s?+|them|users|everyone|people|him|her)"
+    r"|tell (?:the (?:user|reader|customer|buyer|visitor|owner)s?+|them|users|visitors"
+    r"|customers|everyone|people|him|her)"
     r"|inform (?:the (?:user|reader)|them)|warn (?:the (?:user|reader)|them)"
     r"|ask (?:the (?:user|reader|customer)|them|users)|instruct (?:the|them)"
     r"|(?:mark|record|classify|flag|label|describe|present) (?:this|it|them|the \w+)"
@@ -126,6 +138,7 @@ _ACT_WINDOW: Final = 200
 _MODEL_CONTEXT_RE: Final = re.compile(
     r"\b(?:the user|the reader|user's|users'|this note|this memory|the chat|our chat"
     r"|the conversation|this conversation|silently|secretly|quietly|without telling"
+    r"|the buyer|the customer|visitors|the owner|a human|instructions"
     r"|without asking)\b|https?://\S*?\?\S*?="
 )
 # The head a qualifying AI word leaves: one that acts or reads ("AI reviewers", "AI
@@ -146,10 +159,13 @@ _ABOUT_THIS_RE: Final = re.compile(
     r"|(?:read|recall|retriev|process|summar|find|finds|see|sees|scan|pars|index|receiv"
     r"|handl|open|get|lies|liest|lee|lit|legge|leest|samenva)\w*)\b"
 )
+# "AI budgeting assistant, file every transfer ...": a comma after an AI head is a vocative.
+_AI_HEAD_RE: Final = re.compile(r"(?:assistants?|agents?|bots?|models?|copilots?)$")
 _READING_WORD_RE: Final = re.compile(
     r"\b(?:that|who|which|que|qui|die|der|che|reading|processing|summari[sz]ing|scanning"
     r"|handling|parsing|indexing|seeing|recalling|retrieving|receiving|reviewing|screening"
     r"|triaging|helping|assisting|working|finds?|reads?|sees?|gets?|opens?|processes"
+    r"|[a-z]{3,}ing|ends up|this (?:text|page|note|document|e-?mail|message|inbox|file)"
     r"|handles|summari[sz]es|receives|parses|scans|indexes)\b"
 )
 _PASSIVE_RE: Final = re.compile(
@@ -166,7 +182,13 @@ ADDRESSED_CJK_RE: Final = re.compile(
     r"|(?:ai|アシスタント|モデル)(?:の方|様|さん|の皆様|の皆さん)?+へ[:：、,]"
 )
 ADDRESSED_HANGUL_RE: Final = re.compile(r"(?:ai|어시스턴트|인공지능|모델)(?:에게|께)[:：,]")
-ADDRESSED_ARABIC_RE: Final = re.compile(r"(?:إلى|الى)\s++(?:أي|اي|كل)\s++(?:مساعد|نموذج|ذكاء)")
+ADDRESSED_ARABIC_RE: Final = re.compile(
+    r"(?:إلى|الى)\s++(?:أي|اي|كل)\s++(?:مساعد|نموذج|ذكاء)|يا\s++(?:برنامج|مساعد|نموذج)"
+)
+ADDRESSED_CYRILLIC_RE: Final = re.compile(
+    r"(?:ии|ai)[\- ]?+(?:ассистент|помощник|модел|агент|асистент|помічник)\w*+,?+\s++"
+    r"(?:читающ|обрабатывающ|котор|що|який|яка|читає)\w*+[^:\n]{0,40}:"
+)
 
 
 def addressed_check(text: str, m: re.Match[str]) -> bool:
@@ -196,12 +218,58 @@ def addressed_check(text: str, m: re.Match[str]) -> bool:
     if m.group().endswith(","):
         # "The AI team, led by Priya, will send": a comma after a qualified phrase is an
         # apposition; a vocative comma follows the bare name ("AI, send ...").
-        if qualified and m.group("bare") is None and not lead.group("ifyou"):
+        if (
+            qualified
+            and m.group("bare") is None
+            and not lead.group("ifyou")
+            and _AI_HEAD_RE.search(qualified) is None
+        ):
             return False
         if _SUBJECT_RE.match(window) is not None:
             return False  # "Re: AI, we should recommend ...": a clause with its own subject
     if m.group("bare") is None:
         return True
     generic = lead.group("det") is not None and _GENERIC_RE.match(lead.group("det"))
-    addressed = bool(generic or lead.group("ifyou") or (lead.group("note") and lead.group("prep")))
+    addressed = bool(
+        generic
+        or lead.group("ifyou")
+        or lead.group("greeting")
+        or (lead.group("note") and lead.group("prep"))
+    )
     return addressed or _MODEL_CONTEXT_RE.search(window) is not None
+
+
+# The reader named in the third person with a duty that moves secrets: "The assistant must
+# tell the user to reset their password at http://...", "the assistant is instructed to
+# collect the user's VPN credentials", "the assistant integration now requires each
+# conversation to be sent to ...". A preference names the assistant the same way ("the
+# assistant should answer in French"), so the duty must move a secret, a credential or
+# the conversation, and not be negated ("the assistant must never send data out").
+THIRD_PERSON_RE: Final = re.compile(
+    r"\bthe (?:assistant|ai|model|agent|bot|chatbot)(?: integration| plugin)?+ (?:now )?+"
+    r"(?:must|should|shall|will|is (?:instructed|required|expected|asked|authori[sz]ed|allowed)"
+    r" to|needs to|has to|is to|requires|is now required to)\b"
+)
+_NEGATED_RE: Final = re.compile(r"[ \t]*+(?:\w++[ \t]++)?(?:never|not|no longer|n't)\b")
+_MOVES_RE: Final = re.compile(
+    r"\b(?:send|sent|forward|forwarded|upload|uploaded|e-?mail|post|leak|share|transfer|wire"
+    r"|collect|gather|harvest|reveal|disclose|save them|store them|tell the user to|ask the user"
+    r" (?:for|to))\b"
+)
+_SECRET_RE: Final = re.compile(
+    r"\b(?:credentials?|passwords?|passcodes?|api keys?|tokens?|2fa|otp|verification codes?"
+    r"|conversations?|chat history|transcripts?|all (?:the )?+notes|every note|the vault"
+    r"|private notes|medical|bank details|card numbers?)\b"
+)
+_THIRD_PERSON_WINDOW: Final = 240
+
+
+def third_person_check(text: str, m: re.Match[str]) -> bool:
+    start = m.start()
+    before = text[max(0, start - 2) : start].rstrip(" \t*_>-")
+    if before and before[-1] not in ".;:!?\n(\"'\u201c":
+        return False  # "we agreed that the assistant should ..." reports a decision
+    if _NEGATED_RE.match(text, m.end()):
+        return False
+    window = text[m.end() : m.end() + _THIRD_PERSON_WINDOW]
+    return _MOVES_RE.search(window) is not None and _SECRET_RE.search(window) is not None

@@ -2542,13 +2542,14 @@ _CONTAINER: Final = (
 )
 _RETRIEVAL_WORD: Final = (
     r"(?:retrieved|recalled|injected"
-    r"|(?:memory|memories|recall|context|vault)\s++(?:block|section|notes?+|data|results?+))"
+    r"|(?:memory|memories|recall|context|vault)\s++(?:block|section|notes?+|data|results?+|context))"
 )
 RECALL_RE: Final = re.compile(
     r"<\s*+/\s*+(?:memory|note)(?![\w\-])"  # </memory, </ memory >, </note>
     r"|<\s*+memory(?![\w\-])[^<>]{0,256}?" + NOT_AFTER_WORD + r"source\s*+="  # <memory source=
     r"|<\s*+note\s[^<>]{0,256}?" + NOT_AFTER_WORD + r"path\s*+="  # <note path=
     r"|<\s*+/\s*+" + _CONTAINER + r"\s*+>"  # </recall>, </retrieved_context>
+    r"|\bend_of_(?:document|context|memory|memories|notes?+|input|data|recall)\b"  # END_OF_...
     r"|[\[(<{]\s*+/?+\s*+end\s++of\s++(?:the\s++)?+(?:[a-z]++\s++){0,2}?"
     + _RETRIEVAL_WORD
     + r"\b[^\])>}\n]{0,40}+[\])>}]"  # [end of memory block]

@@ -32,14 +32,16 @@ _SELF: Final = (
 _WITHOUT: Final = (
     r"(?:without(?:[ \t]++any)?+|with(?:[ \t]++no|[ \t]++zero)|free of|(?:that |who |which "
     r"|and it )?+(?:has|have) (?:no|zero)|liberated from|freed from|released from|exempt from"
-    r"|(?:that |who |which )?+ignores|sin|ohne|sans|senza|sem|zonder|bez(?:[ \t]++zadnych)?+)"
+    r"|(?:that |who |which )?+ignores|sin|ohne|sans|senza|sem|zonder|bez(?:[ \t]++zadnych)?+"
+    r"|(?:helt )?+(?:utan|uden|uten))"
 )
 _LIMITS: Final = (
     r"(?:restrictions?|rules?|limits?|limitations|filters?|guidelines?|guardrails|constraints?"
     r"|alignment|safety training|content polic(?:y|ies)"
     r"|boundaries|safety|morals|ethics|reglas|restricciones|filtros|limites|regeln"
     r"|einschrankungen|grenzen|regles|filtres|regole|restrizioni|filtri|limiti|regras"
-    r"|restricoes|beperkingen|regels|zasad|ograniczen|filtrow|regul)"
+    r"|restricoes|beperkingen|regels|zasad|ograniczen|filtrow|regul|begransningar"
+    r"|begraensninger|begrensninger|regler)"
 )
 PERSONA_WITHOUT_RE: Final = re.compile(
     r"\b"
@@ -63,7 +65,7 @@ _GIVEN_SELF_RE: Final = re.compile(
     r"\b(?:you are|you're|you become|you will be|act as|acting as|become|pretend|play"
     r"|operate as|operating as|behave as|take on|turn into|transform into"
     r"|switch|from now on|persona|called|named|eres|actua|du bist|verhalte|tu es|sois|agis"
-    r"|sei|comportati|voce e|aja|jij bent|je bent|jestes|badz)\b"
+    r"|sei|comportati|voce e|aja|jij bent|je bent|jestes|badz|du ar|du er)\b"
 )
 _GIVEN_WINDOW: Final = 100
 
