@@ -16,8 +16,8 @@ What it learns from (read where it lies, never copied into the repository):
 
 Never read here, so they measure it: held-out set 17 (attacks and notes), and any later
 set. (Set 14 was measured twice before it was trained on, sets 15 and 16 once each;
-benign sets 10-13, each measured once, are trained on; the attack files of sets 11-13 left the repository, since
-they looked copied from ../shared/data.)
+benign sets 10-13, each measured once, are trained on; the attack files of sets 11-13
+left the repository, since they looked copied from ../shared/data.)
 
 Model: logistic regression over :func:`memvault.domain.screening_model.features` of
 each window, features seen in at least two texts, full-batch Adam with L2, numpy only,
