@@ -68,7 +68,13 @@ class ArrayEmbedder(Protocol):
 
 
 # What the fork server imports before it forks workers (besides the factory's module).
-_PRELOAD = ("numpy", "tokenizers", "safetensors.numpy", "memvault.services.vector_workers")
+_PRELOAD = (
+    "numpy",
+    "tokenizers",
+    "safetensors.numpy",
+    "memvault.services.vector_workers",
+    "memvault.services.parsing",  # the initializer's end_with_parent (it imports the vault)
+)
 
 
 def _start(server_pid: int, forked: bool, factory: Callable[[], Embedder]) -> None:
