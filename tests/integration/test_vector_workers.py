@@ -1,9 +1,14 @@
 """Bulk vector indexing in worker processes (ADR 0048): what is stored is what one core
-would have stored, and where processes cannot start the caller's core does it all."""
+would have stored, where processes cannot start the caller's core does it all, and the
+workers (forked from the fork server, ADR 0062) end with the server however it ends."""
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
+import subprocess
+import sys
+import time
 from functools import partial
 from pathlib import Path
 
@@ -116,3 +121,46 @@ def test_no_processes_means_one_core_not_a_failure(
     many, many_db = sync(tmp_path / "many.sqlite3", workers)
     assert many.index_notes("acc", batch) == one.index_notes("acc", batch)
     assert stored(many_db) == stored(one_db) and not workers.available
+
+
+# Starts two embedding workers on long notes, prints the fork server's pid and theirs, then
+# waits (the test kills it with SIGKILL: no clean-up code runs).
+SERVER = r"""
+import threading, time
+from functools import partial
+import multiprocessing.forkserver as forkserver
+from memvault.adapters.embeddings.local import shared_local_embedder
+from memvault.services import vector_workers
+
+workers = vector_workers.VectorWorkers(partial(shared_local_embedder, 256), workers=2)
+items = [(f"n{i}.md", "n", "word " * 20000) for i in range(vector_workers.PARALLEL_MIN_NOTES)]
+threading.Thread(target=lambda: list(workers.parts(items)), daemon=True).start()
+deadline = time.monotonic() + 60
+while not (workers._pool and len(workers._pool._processes) == 2) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(forkserver._forkserver._forkserver_pid, *workers._pool._processes, flush=True)
+time.sleep(3600)
+"""
+
+
+def alive(pid: int) -> bool:
+    return vector_workers._alive(pid)
+
+
+@pytest.mark.skipif(
+    "forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server here"
+)
+def test_the_fork_server_and_its_workers_end_when_the_server_is_killed() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 3, "the fork server and two workers"
+        assert all(alive(pid) for pid in pids)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in pids if alive(pid)] == []
