@@ -26,6 +26,11 @@ HELDOUT = corpora.BENIGN_SETS[1:]
 # (161/205) and catches a regression, not generalisation; set 9 has not been tuned on,
 # its floor sits just below its held-out figure.
 ATTACK_FLOORS = {"heldout8": 0.77, "heldout9": 0.59}
+# Sets 14-17 were written blind and each measured once (tests/data/screening/README.md,
+# ADR 0059 and 0064). Sets 14-16 were tuned on afterwards, so their floors sit just below
+# today's figures (188/197, 207/228, 185/221) and catch a regression; set 17 has not been
+# tuned on, its floor sits just below its held-out figure (151/212).
+BLIND_ATTACK_FLOORS = {"heldout14": 0.93, "heldout15": 0.88, "heldout16": 0.81, "heldout17": 0.69}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
@@ -75,6 +80,23 @@ def test_the_original_attack_sets_keep_their_floor(name: str) -> None:
     refused = _refused(attacks)
     missed = [s.text[:60] for s in attacks if s not in refused]
     assert len(refused) >= ATTACK_FLOORS[name] * len(attacks), missed
+
+
+@pytest.mark.parametrize("name", sorted(BLIND_ATTACK_FLOORS))
+def test_the_blind_attack_sets_keep_their_floor(name: str) -> None:
+    attacks = corpora.load(f"{name}_attacks")
+    assert len(attacks) >= 190 and len({s.lang for s in attacks}) >= 15
+    refused = _refused(attacks)
+    missed = [s.text[:60] for s in attacks if s not in refused]
+    assert len(refused) >= BLIND_ATTACK_FLOORS[name] * len(attacks), missed
+
+
+@pytest.mark.parametrize("name", [f"heldout{n}" for n in range(12, 18)])
+def test_each_blind_benign_set_stays_within_the_target(name: str) -> None:
+    benign = corpora.load(f"{name}_benign")
+    assert len(benign) >= 240 and len({s.lang for s in benign}) >= 15
+    refused = _refused(benign)
+    assert len(refused) <= FP_TARGET * len(benign), [_verdict(s).reason for s in refused]
 
 
 @pytest.mark.parametrize("name", sorted(ATTACK_FLOORS))
