@@ -515,6 +515,9 @@ def despaced_view(folded: str) -> tuple[str, list[str], list[Span]] | None:
 _WORD_BREAK_RE: Final = re.compile(r"(?<=[^\W\d_])[ \t]*+\n(?=[^\W\d_])")
 _MIN_WORD_BREAKS: Final = 2
 _SHORT_LINE: Final = 32
+# An order split across lines breaks a handful of words; thousands of breaks are a list,
+# and a second full reading of it would double a long note's cost for nothing.
+_MAX_WORD_BREAKS: Final = 256
 
 
 def _short_break(folded: str, m: re.Match[str]) -> bool:
@@ -530,7 +533,12 @@ def rejoined_view(folded: str) -> tuple[str, list[Span]] | None:
     new text; None when there are fewer than two such breaks."""
     if "\n" not in folded:
         return None
-    breaks = [m for m in _WORD_BREAK_RE.finditer(folded) if _short_break(folded, m)]
+    breaks: list[re.Match[str]] = []
+    for m in _WORD_BREAK_RE.finditer(folded):
+        if _short_break(folded, m):
+            breaks.append(m)
+            if len(breaks) > _MAX_WORD_BREAKS:
+                return None
     if len(breaks) < _MIN_WORD_BREAKS:
         return None
     pieces: list[str] = []
