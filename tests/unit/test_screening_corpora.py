@@ -26,11 +26,11 @@ HELDOUT = corpora.BENIGN_SETS[1:]
 # (161/205) and catches a regression, not generalisation; set 9 has not been tuned on,
 # its floor sits just below its held-out figure.
 ATTACK_FLOORS = {"heldout8": 0.77, "heldout9": 0.59}
-# Sets 14-17 were written blind and each measured once (tests/data/screening/README.md,
-# ADR 0059 and 0064). Sets 14-16 were tuned on afterwards, so their floors sit just below
-# today's figures (188/197, 207/228, 185/221) and catch a regression; set 17 has not been
-# tuned on, its floor sits just below its held-out figure (151/212).
-BLIND_ATTACK_FLOORS = {"heldout14": 0.93, "heldout15": 0.88, "heldout16": 0.81, "heldout17": 0.69}
+# Set 17 was written blind and measured once (151/212 at 2aa01f9, ADR 0064); the attack
+# files of sets 10-16 left the repo, as they looked copied from ../shared/data. It was
+# trained on afterwards, so its floor sits just below its held-out figure and catches a
+# regression.
+BLIND_ATTACK_FLOORS = {"heldout17": 0.69}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
