@@ -34,6 +34,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memvault.domain.screening_grammar import opens_clause
+
 _AI_WORD: Final = (
     r"(?:ai|a\.i\.|llms?+|gpts?+|chatgpt|language[ \t]++models?+|chatbots?+|copilots?+"
     r"|ki|ia|yapay[ \t]++zeka\w*+|tekoaly\w*+|automated[ \t]++(?:readers?+|agents?+"
@@ -44,19 +46,22 @@ _BARE_HEAD: Final = (
     r"(?:assistants?+|agents?+|models?+|bots?+|summari[sz]ers?+|asistentes?+|assistente"
     r"|assistent|note-takers?+|notetakers?+)"
 )
+# Who or what reads: a relative pronoun, or a verb of reading ("reading this inbox",
+# "finds this", "lesend"); any participle counts ("describing this page").
+_RELATIVE_WORDS: Final = r"(?:that|who|which|que|qui|die|der|das|dat|che)"
+_READING_VERB: Final = (
+    r"(?:[a-z]{3,}ing|finds?+|reads?+|sees?+|gets?+|opens?+|processes|handles|summari[sz]es"
+    r"|receives|parses|scans|indexes|leyendo|lesend|lisant|lendo|leggendo)"
+)
+_CLAUSE_CHARS: Final = r"[^\n:;.!?\"\u201c\u201d]"
 _READING: Final = (
-    r"(?:(?:[ \t]*+,)?+[ \t]++(?:that|who|which|que|qui|die|der|das|dat|che)"
-    r"[^\n:;.!?\"\u201c\u201d]{0,60}?"
-    r"|[ \t]++(?:(?:is|are)[ \t]++)?+[a-z]{3,}ing\b[^\n:;.!?\"\u201c\u201d]{0,60}?"
+    r"(?:(?:[ \t]*+,)?+[ \t]++" + _RELATIVE_WORDS + _CLAUSE_CHARS + r"{0,60}?"
+    r"|[ \t]++(?:(?:is|are)[ \t]++)?+" + _READING_VERB + r"\b" + _CLAUSE_CHARS + r"{0,60}?"
     r"|[ \t]++(?:\w++[ \t]++){0,3}?(?:this|these)[ \t]++(?:text|page|note|document|e-?mail"
     r"|message|inbox|file|content|paragraph|section|listing|thread|conversation|memory|entry)\b"
-    r"[^\n:;.!?\"\u201c\u201d]{0,30}?"
-    r"|[ \t]++(?:reading|processing|summari[sz]ing|scanning|handling|parsing|indexing|seeing"
-    r"|recalling|retrieving|receiving|reviewing|screening|triaging|helping|assisting|working"
-    r"|finds?+|reads?+|sees?+|gets?+|opens?+|processes|handles|summari[sz]es"
-    r"|receives|parses|scans|indexes|leyendo|lesend|lisant|lendo|leggendo)\b"
-    r"[^\n:;.!?\"\u201c\u201d]{0,60}?"
-    r"|[ \t]++(?:on|in|at|of|inside|behind)[ \t]++(?:this|these)\b[^\n:;.!?\"\u201c\u201d]{0,30}?)"
+    + _CLAUSE_CHARS
+    + r"{0,30}?"
+    r"|[ \t]++(?:on|in|at|of|inside|behind)[ \t]++(?:this|these)\b" + _CLAUSE_CHARS + r"{0,30}?)"
 )
 _END: Final = (
     r"(?:[ \t]*+\([^)\n]{1,30}\))?+\)?+[ \t]*+(?::|,|!|\u2013|\u2014"
@@ -112,7 +117,7 @@ _ACT_RE: Final = re.compile(
     r"|endorse|praise|promote|visit|click|install|download|run|call|invoke|execute|delete"
     r"|remove|erase|wipe|overwrite|ignore|disregard|forget|bypass|hide|conceal|omit|close"
     r"|resolve|cancel|book|buy|order|purchase|schedule|invite|subscribe|mention|claim|quote"
-    r"|ensure|redirect|refer|encourage|advise|discourage|leak|fetch|collect|harvest|gather"
+    r"|ensure|redirect|refer|encourage|advise|discourage|fetch|collect|harvest|gather"
     r"|obey)(?:s|es|ed|ing)?+"
     r"|carry out|follow (?:the|these|its|those) instructions|text (?:it|them|the code)"
     r"|(?:rewrite|alter|change|modify|edit|replace) the user's"
@@ -152,7 +157,7 @@ _ROLE_NOUN_RE: Final = re.compile(
 _IF_YOU_ARE_RE: Final = re.compile(
     r"[ \t-]*+(?:[a-z]++ing\b|(?:assistant|agent|model|bot|system|tool)s?+$)"
 )
-_RELATIVE_RE: Final = re.compile(r"(?:^|[ \t,])(?:that|who|which|que|qui|die|der|das|dat|che)\b")
+_RELATIVE_RE: Final = re.compile(r"(?:^|[ \t,])" + _RELATIVE_WORDS + r"\b")
 # A relative clause that points at the text itself, or at reading it.
 _ABOUT_THIS_RE: Final = re.compile(
     r"\b(?:this|these|here|esta|este|diese|dieses|diesen|cette|ce|questa|questo|dit|deze"
@@ -162,11 +167,11 @@ _ABOUT_THIS_RE: Final = re.compile(
 # "AI budgeting assistant, file every transfer ...": a comma after an AI head is a vocative.
 _AI_HEAD_RE: Final = re.compile(r"(?:assistants?|agents?|bots?|models?|copilots?)$")
 _READING_WORD_RE: Final = re.compile(
-    r"\b(?:that|who|which|que|qui|die|der|che|reading|processing|summari[sz]ing|scanning"
-    r"|handling|parsing|indexing|seeing|recalling|retrieving|receiving|reviewing|screening"
-    r"|triaging|helping|assisting|working|finds?|reads?|sees?|gets?|opens?|processes"
-    r"|[a-z]{3,}ing|ends up|this (?:text|page|note|document|e-?mail|message|inbox|file)"
-    r"|handles|summari[sz]es|receives|parses|scans|indexes)\b"
+    r"\b(?:"
+    + _RELATIVE_WORDS
+    + r"|"
+    + _READING_VERB
+    + r"|ends up|this (?:text|page|note|document|e-?mail|message|inbox|file))\b"
 )
 _PASSIVE_RE: Final = re.compile(
     r"[ \t]*+\w++(?:[ \t]++to)?+[ \t]++(?:not[ \t]++)?+(?:be|have[ \t]++been|get)\b"
@@ -265,9 +270,7 @@ _THIRD_PERSON_WINDOW: Final = 240
 
 
 def third_person_check(text: str, m: re.Match[str]) -> bool:
-    start = m.start()
-    before = text[max(0, start - 2) : start].rstrip(" \t*_>-")
-    if before and before[-1] not in ".;:!?\n(\"'\u201c":
+    if not opens_clause(text, m.start()):
         return False  # "we agreed that the assistant should ..." reports a decision
     if _NEGATED_RE.match(text, m.end()):
         return False

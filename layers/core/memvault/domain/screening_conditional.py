@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memvault.domain.screening_grammar import opens_clause
+
 WHEN_USER_ASKS_RE: Final = re.compile(
     r"\b(?:whenever|when|if|in case|should|once|each time|every time|as soon as)"
     r"[ \t]++(?:the user|a user|users|anyone|someone|somebody|the customer|they|he|she)"
@@ -39,9 +41,7 @@ _DECEIVE_WINDOW: Final = 220
 
 def when_user_asks_check(text: str, m: re.Match[str]) -> bool:
     """The condition opens a clause and a deceiving act follows in the same sentence."""
-    start = m.start()
-    before = text[max(0, start - 3) : start].rstrip(" \t*_>-")
-    if before and before[-1] not in ".;:!?\n(\"'":
+    if not opens_clause(text, m.start()):
         return False  # "we noted that when the user asks ..." reports, it does not arm
     sentence = _SENTENCE_END_RE.search(text, m.end(), m.end() + _DECEIVE_WINDOW)
     window_end = sentence.start() if sentence is not None else m.end() + _DECEIVE_WINDOW
