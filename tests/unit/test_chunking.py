@@ -126,3 +126,16 @@ def test_ascii_text_counts_the_tokens_any_text_does() -> None:
     for a, b in itertools.product(chars, chars):
         text = f"{a}x{b}{a}"
         assert count_tokens(text) == len(words_and_marks.findall(text)), repr(text)
+
+
+def test_ascii_text_of_any_mix_counts_the_tokens_any_text_does() -> None:
+    # Runs of word characters next to marks, spaces and control characters, at either end.
+    import random
+    import re
+
+    words_and_marks = re.compile(r"\w+|[^\w\s]")
+    rnd = random.Random(7)
+    alphabet = [chr(i) for i in range(128)] + ["ab", "_9", "  ", "\n\n"]
+    for _ in range(3000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 30)))
+        assert count_tokens(text) == len(words_and_marks.findall(text)), repr(text)

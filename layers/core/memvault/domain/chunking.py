@@ -48,9 +48,31 @@ class Chunk:
     tokens: int
 
 
+# ASCII text's characters by class, for counting its tokens without a regex: "a" a word
+# character ([A-Za-z0-9_]), " " a space (ASCII's \s and \x1c-\x1f), "." any other (a
+# mark, a token of its own).
+_CLASSES = bytes(
+    ord("a")
+    if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_")
+    else ord(" ")
+    if chr(c) in " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+    else ord(".")
+    for c in range(256)
+)
+
+
 def count_tokens(text: str) -> int:
-    if text.isascii():  # the same tokens, matched about twice as fast (ADR 0062)
-        return len(_ASCII_TOKEN_RE.findall(text))
+    if text.isascii():
+        # The same count as ``_ASCII_TOKEN_RE``'s matches, from the characters' classes:
+        # each mark, and each run of word characters (one starts the text or follows a
+        # space or a mark). Three to four times faster than the matches (ADR 0067).
+        classes = text.encode("ascii").translate(_CLASSES)
+        return (
+            classes.count(b".")
+            + classes.count(b" a")
+            + classes.count(b".a")
+            + (classes[:1] == b"a")
+        )
     return len(_TOKEN_RE.findall(text))
 
 
