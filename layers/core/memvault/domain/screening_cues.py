@@ -46,6 +46,7 @@ found, so it is as explainable as the grammar's. Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
@@ -3999,7 +4000,16 @@ def header_check(text: str, m: re.Match[str]) -> bool:
     end = m.end()
     hi = min(len(text), end + _HEADER_REACH)
     blank = text.find("\n\n", end, hi)
-    return _HEADER_FOLLOW_RE.search(text, end, hi if blank == -1 else blank) is not None
+    # The character before the paragraph goes with it: the words' look-behind reads it.
+    lead = 1 if end else 0
+    return _sets_policy(text[end - lead : hi if blank == -1 else blank], lead)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sets_policy(paragraph: str, pos: int) -> bool:
+    # Cached: a note of repeated header lines ("system:" on every line of a log) would
+    # otherwise search the same 200 characters once per line.
+    return _HEADER_FOLLOW_RE.search(paragraph, pos) is not None
 
 
 # Text addressed to the AI that reads it: "To any assistant that recalls this note:",

@@ -220,19 +220,27 @@ def _worth_scoring(concepts: list[str]) -> bool:
     return len(distinct) >= 2 and not distinct.isdisjoint(TRIGGERS)
 
 
-def scored_windows(prepared: str) -> Iterator[tuple[str, set[str]]]:
-    """Every window worth scoring, with its features: each sentence and each pair of
+def _windows(prepared: str) -> Iterator[tuple[str, list[str]]]:
+    """Every window worth scoring, with its concepts: each sentence and each pair of
     adjacent sentences that holds an instruction-like concept and another."""
     sentences = _sentences(prepared)
-    concepts = [_concepts(s) for s in sentences]
+    # A note repeats sentences (log lines, table rows, boilerplate): each distinct one is
+    # read for concepts once.
+    seen: dict[str, list[str]] = {}
+    concepts = [seen[s] if s in seen else seen.setdefault(s, _concepts(s)) for s in sentences]
     for i, sentence in enumerate(sentences):
         if _worth_scoring(concepts[i]):
-            yield sentence, features(sentence, concepts[i])
+            yield sentence, concepts[i]
         if i and concepts[i] and concepts[i - 1]:
             both = concepts[i - 1] + concepts[i]
             if _worth_scoring(both):
-                pair = sentences[i - 1] + " " + sentence
-                yield pair, features(pair, both)
+                yield sentences[i - 1] + " " + sentence, both
+
+
+def scored_windows(prepared: str) -> Iterator[tuple[str, set[str]]]:
+    """Every window worth scoring, with its features (what the trainer learns from)."""
+    for window, concepts in _windows(prepared):
+        yield window, features(window, concepts)
 
 
 def is_lexical(feature: str) -> bool:
@@ -253,10 +261,23 @@ def scales(feats: set[str]) -> tuple[float, float]:
 
 
 def score(model: LinearModel, feats: set[str]) -> float:
-    """A window's score (its log-odds of being an injection)."""
+    """A window's score (its log-odds of being an injection): the same sum as weighting
+    each feature by :func:`scales`, in one pass over the features."""
     get = model.weights.get
-    lexical, structural = scales(feats)
-    return model.bias + sum(get(f, 0.0) * (lexical if is_lexical(f) else structural) for f in feats)
+    lexical_sum = structural_sum = 0.0
+    lexical_count = 0
+    for f in feats:
+        if f[0] in "wbc" and f[1] == ":":  # is_lexical, inlined: this loop is the hot path
+            lexical_sum += get(f, 0.0)
+            lexical_count += 1
+        else:
+            structural_sum += get(f, 0.0)
+    structural_count = len(feats) - lexical_count
+    return (
+        model.bias
+        + (lexical_sum / math.sqrt(lexical_count) if lexical_count else 0.0)
+        + (structural_sum / math.sqrt(structural_count) if structural_count else 0.0)
+    )
 
 
 def _top(model: LinearModel, feats: set[str]) -> tuple[str, ...]:
@@ -277,7 +298,12 @@ def _top(model: LinearModel, feats: set[str]) -> tuple[str, ...]:
 def model_check(model: LinearModel, text: str, *, code_is_mention: bool = True) -> ModelHit | None:
     """The highest-scoring window when it is over the model's threshold, else None."""
     best: tuple[float, str, set[str]] | None = None
-    for window, feats in scored_windows(prepare(text, code_is_mention=code_is_mention)):
+    scored: set[str] = set()  # a repeated window scores what it scored the first time
+    for window, concepts in _windows(prepare(text, code_is_mention=code_is_mention)):
+        if window in scored:
+            continue
+        scored.add(window)
+        feats = features(window, concepts)
         value = score(model, feats)
         if best is None or value > best[0]:
             best = (value, window, feats)

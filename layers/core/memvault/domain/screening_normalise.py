@@ -414,9 +414,11 @@ def _with_short_neighbours(folded: str, words: list[Span]) -> list[Span]:
     return sorted(set(words) | set(extra))
 
 
+@functools.lru_cache(maxsize=2)
 def leet_views(folded: str) -> tuple[tuple[str, list[Span]], ...]:
     """Views with leetspeak words read as letters, each with the spans that changed
-    (none when no word mixes letters and leet digits).
+    (none when no word mixes letters and leet digits). Cached for the last texts: the
+    rules and the learned stage both read a note's views (callers never mutate them).
 
     Only words that hold both a letter and a leet character change, so ``v2``, ``10``
     or ``$5`` elsewhere in a note never matter. Each view has the folded text's length.

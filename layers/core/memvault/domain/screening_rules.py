@@ -14,6 +14,7 @@ qualifier such as "for the weekend rotation" makes it a note about something els
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -1930,11 +1931,19 @@ def _you_are_check(text: str, m: re.Match[str]) -> bool:
     end = m.end()
     stop = text.find("\n\n", end, end + _MARKER_WINDOW)
     stop = end + _MARKER_WINDOW if stop == -1 else stop
-    if _MARKER_RE.search(text, end, stop) is None:
+    # The character before the window goes with it: the patterns' look-behind reads it.
+    lead = 1 if end else 0
+    return _jailbreak_follows(text[end - lead : stop], lead)
+
+
+@functools.lru_cache(maxsize=4096)
+def _jailbreak_follows(window: str, pos: int) -> bool:
+    # Cached: a note that repeats "you are now ..." would search the same window each time.
+    if _MARKER_RE.search(window, pos) is None:
         return False
     return (
-        _AI_WORD_RE.search(text, end, stop) is not None
-        or _STRONG_MARKER_RE.search(text, end, stop) is not None
+        _AI_WORD_RE.search(window, pos) is not None
+        or _STRONG_MARKER_RE.search(window, pos) is not None
     )
 
 
