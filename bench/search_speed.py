@@ -39,6 +39,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -447,6 +448,40 @@ def print_table(results: list[dict[str, Any]]) -> None:
             )
 
 
+def import_rounds(sizes: list[int], rounds: int) -> int:
+    """``--import-only``: the import without and with embeddings, alternated in one process,
+    ``rounds`` times a size; each round's CPU and wall ratios, then their medians."""
+    for size in sizes:
+        cpu_ratios, wall_ratios, extras = [], [], []
+        with tempfile.TemporaryDirectory(prefix="memvault-speed-") as tmp:
+            zip_path = Path(tmp) / "vault.zip"
+            VaultGenerator(size, seed=SEED).write_zip(zip_path)
+            for n in range(rounds):
+                load = os.getloadavg()[0]
+                wall_off, _, cpu_off = import_once(zip_path, Path(tmp) / f"off{n}", "off")
+                wall_on, svc, cpu_on = import_once(zip_path, Path(tmp) / f"on{n}", "local")
+                chunks = sum(svc.vectors.indexed_models(ACCOUNT).values())
+                cpu_ratios.append(cpu_on / cpu_off)
+                wall_ratios.append(wall_on / wall_off)
+                extras.append(cpu_on - cpu_off)
+                print(
+                    f"[{size}] round {n + 1}: CPU {cpu_on:.1f} / {cpu_off:.1f} s"
+                    f" ({cpu_ratios[-1]:.2f}x, +{extras[-1]:.1f} s), wall {wall_on:.1f} /"
+                    f" {wall_off:.1f} s ({wall_ratios[-1]:.2f}x); {chunks} chunks; load"
+                    f" {load:.1f} -> {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+                shutil.rmtree(Path(tmp) / f"off{n}", ignore_errors=True)
+                shutil.rmtree(Path(tmp) / f"on{n}", ignore_errors=True)
+        print(
+            f"[{size}] import with / without embeddings, medians of {rounds}: CPU"
+            f" {statistics.median(cpu_ratios):.2f}x (embedding adds"
+            f" {statistics.median(extras):.1f} s), wall"
+            f" {statistics.median(wall_ratios):.2f}x (target <= 2x)"
+        )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000")
@@ -462,7 +497,15 @@ def main() -> int:
     parser.add_argument(
         "--cache", type=Path, help="keep the imported vaults here and reuse them (DIR/<size>)"
     )
+    parser.add_argument(
+        "--import-only",
+        type=int,
+        metavar="ROUNDS",
+        help="only imports: ROUNDS of without then with embeddings, alternated; medians",
+    )
     args = parser.parse_args()
+    if args.import_only:
+        return import_rounds([int(s) for s in args.sizes.split(",")], args.import_only)
     results = []
     loads = [os.getloadavg()]
     for size in (int(s) for s in args.sizes.split(",")):
