@@ -5,6 +5,7 @@ workers (forked from the fork server, ADR 0062) end with the server however it e
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import subprocess
 import sys
@@ -164,3 +165,49 @@ def test_the_fork_server_and_its_workers_end_when_the_server_is_killed() -> None
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [pid for pid in pids if alive(pid)] == []
+
+
+# A server's main script: logs which process imports it, then starts two warmed workers.
+MAIN_SCRIPT = r"""
+import os
+with open(os.environ["IMPORT_LOG"], "a") as log:
+    log.write(f"{os.getpid()} {__name__}\n")
+
+if __name__ == "__main__":
+    from functools import partial
+    import multiprocessing.forkserver as forkserver
+    from memvault.adapters.embeddings.local import shared_local_embedder
+    from memvault.services import vector_workers
+
+    workers = vector_workers.VectorWorkers(
+        partial(shared_local_embedder, 256),
+        workers=2,
+        warm=("memvault.adapters.embeddings.local_warm",),
+    )
+    items = [(f"n{i}.md", "n", "a few words") for i in range(vector_workers.PARALLEL_MIN_NOTES)]
+    parts = list(workers.parts(items))
+    print(len(parts), forkserver._forkserver._forkserver_pid, *workers._pool._processes)
+    workers.close()
+"""
+
+
+@pytest.mark.skipif(
+    "forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server here"
+)
+def test_the_fork_server_imports_the_servers_main_once_not_each_worker(tmp_path: Path) -> None:
+    # multiprocessing prepares each forked worker by importing its parent's main script
+    # unless the fork server holds it (ADR 0067): the fork server imports it, no worker does.
+    script, log = tmp_path / "server.py", tmp_path / "imports.log"
+    script.write_text(MAIN_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "IMPORT_LOG": str(log)},
+        check=True,
+    )
+    parts, server, *workers = (int(p) for p in done.stdout.split())
+    assert parts == vector_workers.PARALLEL_MIN_NOTES // vector_workers.PART and len(workers) == 2
+    imports = [line.split() for line in log.read_text().splitlines()]
+    assert imports[0][1] == "__main__" and imports[1:] == [[str(server), "__mp_main__"]]

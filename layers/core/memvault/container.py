@@ -182,11 +182,15 @@ def build_services(
         if settings.embeddings == "local":  # bulk drains chunk and embed on every core
             from functools import partial
 
-            from memvault.adapters.embeddings.local import shared_local_embedder
+            from memvault.adapters.embeddings.local import DIMENSION, shared_local_embedder
             from memvault.services.vector_workers import VectorWorkers
 
-            dimension = settings.embeddings_dimension or 256
-            vector_workers = VectorWorkers(partial(shared_local_embedder, dimension))
+            dimension = settings.embeddings_dimension or DIMENSION
+            vector_workers = VectorWorkers(
+                partial(shared_local_embedder, dimension),
+                # the fork server loads the default model once for every worker it forks
+                warm=("memvault.adapters.embeddings.local_warm",) if dimension == DIMENSION else (),
+            )
         vector_sync = VectorSync(
             store,
             vectors,

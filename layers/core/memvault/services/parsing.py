@@ -10,19 +10,16 @@ multiprocessing's semaphores) it falls back to one core.
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import multiprocessing
 import os
-import signal
-import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 
 from memvault.domain.models import LinkRef, PutNote
+from memvault.services.lifeline import end_with_parent, usable_cpus
 from memvault.services.vault import build_put
 
 log = logging.getLogger("memvault.parsing")
@@ -48,41 +45,9 @@ def _derive(items: list[Item]) -> list[_Derived]:
     return out
 
 
-# How often a worker checks that the process that started it is still there.
-PARENT_CHECK_SECONDS = 0.25
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
-def end_with_parent(parent_pid: int) -> None:
-    """A worker's initializer: the worker ends when the server ends, however it ends.
-
-    A clean shutdown stops the pool, but a server killed with SIGKILL (or by the OOM
-    killer) runs no code, and its workers would parse on, orphaned. On Linux the kernel
-    kills the worker when its parent dies (PR_SET_PDEATHSIG); everywhere, a daemon thread
-    notices the parent is gone (the worker is re-parented) and exits.
-    """
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the watcher alone
-        pass
-    if os.getppid() != parent_pid:  # the parent died before the signal was armed
-        os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
-
-
-def _watch_parent(parent_pid: int) -> None:
-    while True:
-        time.sleep(PARENT_CHECK_SECONDS)
-        if os.getppid() != parent_pid:
-            os._exit(1)
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # what this process may run on (containers)
-    except AttributeError:  # not on every platform
-        return os.cpu_count() or 1
+# The lifeline and the core count live in services.lifeline (shared with the embedding
+# workers, whose fork server imports it); the names stay importable from here.
+_usable_cpus = usable_cpus
 
 
 class BulkParser:

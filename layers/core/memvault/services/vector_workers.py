@@ -31,15 +31,19 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import spawn
 from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from memvault.domain.chunking import chunk_note
-from memvault.ports import Embedder
+from memvault.services.lifeline import PARENT_CHECK_SECONDS, end_with_parent, usable_cpus
+
+if TYPE_CHECKING:  # the fork server imports this module: nothing it does not need (ADR 0067)
+    from memvault.ports import Embedder
 
 log = logging.getLogger("memvault.vectors")
 
@@ -53,6 +57,8 @@ PART = 100
 Item = tuple[str, str, str]
 # A note's chunks as (index, heading, offset, length) and their vectors (float32 rows).
 Chunked = tuple[list[tuple[int, str, int, int]], bytes]
+# Where the fork server finds the server's main script (services.worker_main's MAIN_ENV).
+_MAIN_ENV = "MEMVAULT_WORKERS_MAIN"
 _POOL_ERRORS = (OSError, NotImplementedError, BrokenProcessPool, PermissionError)
 
 _factory: Callable[[], Embedder] | None = None
@@ -67,13 +73,13 @@ class ArrayEmbedder(Protocol):
     def embed_array(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
 
-# What the fork server imports before it forks workers (besides the factory's module).
+# What the fork server imports before it forks workers (besides the factory's module and
+# the modules the composition root names: the local model's, which loads it there).
 _PRELOAD = (
     "numpy",
     "tokenizers",
     "safetensors.numpy",
     "memvault.services.vector_workers",
-    "memvault.services.parsing",  # the initializer's end_with_parent (it imports the vault)
 )
 
 
@@ -82,8 +88,6 @@ def _start(server_pid: int, forked: bool, factory: Callable[[], Embedder]) -> No
     remember how to build the model. A worker forked from the fork server also ends with
     that (its parent); and it watches the server itself, since the fork server outlives the
     server while any worker holds the pipe that tells it to stop."""
-    from memvault.services.parsing import end_with_parent  # (parsing imports the vault)
-
     global _factory
     if forked:
         end_with_parent(os.getppid())
@@ -111,21 +115,26 @@ def _alive(pid: int) -> bool:
 
 
 def _watch_server(pid: int) -> None:
-    from memvault.services.parsing import PARENT_CHECK_SECONDS
-
     while True:
         time.sleep(PARENT_CHECK_SECONDS)
         if not _alive(pid):
             os._exit(1)
 
 
-def _context(factory: Callable[[], Embedder]) -> tuple[BaseContext, bool]:
+def _context(factory: Callable[[], Embedder], warm: Sequence[str] = ()) -> tuple[BaseContext, bool]:
     """The fork server's context, told what to import first (True); else spawn."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         func = getattr(factory, "func", factory)  # a functools.partial's function
         module = getattr(func, "__module__", None)
         preload = [*_PRELOAD, module] if module and module != "__main__" else list(_PRELOAD)
+        # The server's main module too (``worker_main``): a forked worker imports it
+        # unless the fork server holds it already (ADR 0067).
+        main_path = spawn.get_preparation_data("vector-worker").get("init_main_from_path")
+        if main_path:
+            os.environ[_MAIN_ENV] = main_path
+            preload.append("memvault.services.worker_main")
+        preload.extend(warm)
         # Only until the server runs (then it is this process's for good): whoever starts
         # it first decides what it imports; these are all importable anywhere.
         context.set_forkserver_preload(preload)
@@ -164,11 +173,18 @@ def _work(items: list[Item]) -> tuple[str, list[Chunked]]:
 class VectorWorkers:
     """Worker processes that chunk and embed notes with a model of their own."""
 
-    def __init__(self, factory: Callable[[], Embedder], *, workers: int | None = None) -> None:
-        from memvault.services.parsing import _usable_cpus
-
+    def __init__(
+        self,
+        factory: Callable[[], Embedder],
+        *,
+        workers: int | None = None,
+        warm: Sequence[str] = (),
+    ) -> None:
+        """``warm``: modules the fork server also imports, whose import builds the model
+        there (the local model's ``local_warm``), so a forked worker starts with it."""
         self._factory = factory
-        self._workers = workers or min(MAX_WORKERS, _usable_cpus())
+        self._warm = tuple(warm)
+        self._workers = workers or min(MAX_WORKERS, usable_cpus())
         self._pool: ProcessPoolExecutor | None = None
         self._broken = self._workers < 2
 
@@ -204,7 +220,7 @@ class VectorWorkers:
         if self._pool is None:
             # Never a fork of this (threaded) process: forked from the fork server, or a
             # fresh interpreter.
-            context, forked = _context(self._factory)
+            context, forked = _context(self._factory, self._warm)
             self._pool = ProcessPoolExecutor(
                 max_workers=self._workers,
                 mp_context=context,

@@ -3,9 +3,13 @@ upstream, Amazon Bedrock. ``build_embedder`` picks one from ``MEMVAULT_EMBEDDING
 
 from __future__ import annotations
 
-from memvault.domain.pricing import PriceTable
-from memvault.ports import Embedder
-from memvault.settings import Settings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # not at run time: the embedding workers' fork server imports this
+    # package (for the local model) and would pay for the settings' import (ADR 0067)
+    from memvault.domain.pricing import PriceTable
+    from memvault.ports import Embedder
+    from memvault.settings import Settings
 
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
 # Dimensions of the OpenAI models when none is configured.
@@ -22,6 +26,8 @@ def build_embedder(settings: Settings, prices: PriceTable | None = None) -> Embe
     kind = settings.embeddings
     if kind == "off":
         return None
+    from memvault.domain.pricing import PriceTable
+
     table = prices if prices is not None else PriceTable.load(settings.price_table)
     if kind == "local":
         from memvault.adapters.embeddings.local import shared_local_embedder

@@ -20,13 +20,15 @@ from array import array
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from memvault.errors import ServiceUnavailable
-from memvault.ports import Embeddings
+
+if TYPE_CHECKING:  # imported where it is used: the workers' fork server imports this module
+    from memvault.ports import Embeddings
 
 MODEL = "wordllama-l2-supercat-256"
 DIMENSION = 256
@@ -112,6 +114,8 @@ class StaticEmbedder:
         return int(self._table.shape[1])
 
     def embed(self, texts: Sequence[str]) -> Embeddings:
+        from memvault.ports import Embeddings
+
         vectors, tokens = self._embed(texts)
         return Embeddings(
             model=self._model,
