@@ -211,3 +211,16 @@ def test_the_fork_server_imports_the_servers_main_once_not_each_worker(tmp_path:
     assert parts == vector_workers.PARALLEL_MIN_NOTES // vector_workers.PART and len(workers) == 2
     imports = [line.split() for line in log.read_text().splitlines()]
     assert imports[0][1] == "__main__" and imports[1:] == [[str(server), "__mp_main__"]]
+
+
+def test_packed_vectors_that_do_not_split_into_the_spans_are_refused(tmp_path: Path) -> None:
+    from memvault.ports import PackedChunks
+
+    many, db = sync(tmp_path / "v.sqlite3", None)
+    note = notes(1)[0]
+    spans = [(0, "", 0, 4), (1, "", 4, 4)]
+    with pytest.raises(ValueError, match="do not split"):
+        many.vectors.upsert_packed("acc", [PackedChunks(note, "m", spans, b"\0" * (4 * 257))])
+    assert stored(db) == []
+    many.vectors.upsert_packed("acc", [PackedChunks(note, "m", spans, b"\0" * (8 * 256))])
+    assert [(r[1], r[5], len(r[10])) for r in stored(db)] == [(0, 0, 1024), (1, 4, 1024)]

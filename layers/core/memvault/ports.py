@@ -559,6 +559,38 @@ class ChunkVector:
 
 
 @dataclass(frozen=True, slots=True)
+class PackedChunks:
+    """A note's chunks as a bulk drain's workers hand them over (services.vector_workers):
+    their spans and one float32 buffer holding their vectors, row after row. The SQLite
+    index stores them without a ``ChunkVector`` each (ADR 0067)."""
+
+    note: Note
+    model: str
+    spans: Sequence[tuple[int, str, int, int]]  # (chunk index, heading, offset, length)
+    vectors: bytes  # len(spans) float32 rows of one dimension
+
+    def chunk_vectors(self) -> list[ChunkVector]:
+        note, floats = self.note, memoryview(self.vectors).cast("f")
+        width = len(floats) // max(1, len(self.spans))
+        return [
+            ChunkVector(
+                note_id=note.id,
+                path=note.path,
+                chunk_index=index,
+                heading=heading,
+                offset=offset,
+                length=length,
+                text=note.markdown[offset : offset + length],
+                tags=note.tags,
+                vector=floats[n * width : (n + 1) * width],
+                model=self.model,
+                updated_at=note.updated_at,
+            )
+            for n, (index, heading, offset, length) in enumerate(self.spans)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class VectorHit:
     note_id: str
     path: str
@@ -583,6 +615,10 @@ class VectorIndex(Protocol):
         """``upsert_chunks`` for several notes at once (path -> its chunks): what an import
         or a re-embed calls, since an index round trip per note (OpenSearch waits for a
         refresh) would take about a second a note."""
+        ...
+
+    def upsert_packed(self, account_id: str, notes: Sequence[PackedChunks]) -> None:
+        """``upsert_notes`` for notes whose chunks came packed from a bulk drain's workers."""
         ...
 
     def delete_notes(self, account_id: str, paths: Collection[str]) -> None: ...

@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal
 
 from memvault.domain.chunking import chunk_note
 from memvault.domain.models import Note
-from memvault.ports import ChunkVector, IndexedNotes, VectorIndex
+from memvault.ports import ChunkVector, IndexedNotes, PackedChunks, VectorIndex
 from memvault.services.embedding import EmbeddingService
 from memvault.services.vector_workers import VectorWorkers
 
@@ -35,13 +35,6 @@ VectorStatus = Literal["indexed", "pending", "off"]
 REEMBED_BATCH = 200
 # How many queued notes a vault's vector status counts at most.
 STATUS_QUEUE_SCAN = 10_000
-
-
-def _floats(packed: bytes) -> Sequence[float]:
-    """float32 bytes as a sequence of floats, without a copy or a Python float each: a
-    memoryview, whose slices (a chunk's vector) share the bytes and go into SQLite as they
-    are (``adapters.sqlite.vectors._blob``)."""
-    return cast("Sequence[float]", memoryview(packed).cast("f"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,29 +100,13 @@ class VectorSync:
             items = [(note.path, note.title, note.markdown) for note in notes]
             by_path = {note.path: note for note in notes}
             for part, model, done_part in self.workers.parts(items):
-                rows_of: dict[str, list[ChunkVector]] = {}
-                for (path, _, _), (spans, blob) in zip(part, done_part, strict=True):
-                    note = by_path[path]
-                    floats = _floats(blob)
-                    width = len(floats) // max(1, len(spans))
-                    rows_of[path] = [
-                        ChunkVector(
-                            note_id=note.id,
-                            path=path,
-                            chunk_index=index,
-                            heading=heading,
-                            offset=offset,
-                            length=length,
-                            text=note.markdown[offset : offset + length],
-                            tags=note.tags,
-                            vector=floats[n * width : (n + 1) * width],
-                            model=model,
-                            updated_at=note.updated_at,
-                        )
-                        for n, (index, heading, offset, length) in enumerate(spans)
-                    ]
-                    stored += len(spans)
-                self.vectors.upsert_notes(account_id, rows_of)
+                # As the workers packed them: no ChunkVector a chunk (ADR 0067).
+                packed = [
+                    PackedChunks(by_path[path], model, spans, blob)
+                    for (path, _, _), (spans, blob) in zip(part, done_part, strict=True)
+                ]
+                stored += sum(len(p.spans) for p in packed)
+                self.vectors.upsert_packed(account_id, packed)
                 done += len(part)
             notes = notes[done:]  # all of them, unless there were no workers to ask
         for start in range(0, len(notes), REEMBED_BATCH):

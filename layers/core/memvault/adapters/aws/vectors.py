@@ -56,7 +56,7 @@ from opensearchpy.exceptions import NotFoundError, OpenSearchException, RequestE
 from memvault.adapters.aws.lazy import EnsureOnce
 from memvault.domain.tags import ancestor_keys, tag_key
 from memvault.errors import ServiceUnavailable
-from memvault.ports import ChunkVector, VectorHit
+from memvault.ports import ChunkVector, PackedChunks, VectorHit
 
 __all__ = ["SCHEMA_VERSION", "OpenSearchVectorIndex", "chunk_id", "index_body"]
 
@@ -295,6 +295,9 @@ class OpenSearchVectorIndex:
     # ------------------------------------------------------------------ writes
     def upsert_chunks(self, account_id: str, path: str, chunks: Sequence[ChunkVector]) -> None:
         self.upsert_notes(account_id, {path: chunks})
+
+    def upsert_packed(self, account_id: str, notes: Sequence[PackedChunks]) -> None:
+        self.upsert_notes(account_id, {p.note.path: p.chunk_vectors() for p in notes})
 
     def upsert_notes(self, account_id: str, notes: Mapping[str, Sequence[ChunkVector]]) -> None:
         """``upsert_chunks`` for several notes (path -> its chunks) in one ``mget`` and one

@@ -25,6 +25,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy.typing as npt
 
 from memvault.adapters.sqlite.db import Database
 from memvault.domain.tags import ancestor_keys, tag_key
-from memvault.ports import ChunkVector, VectorHit
+from memvault.ports import ChunkVector, PackedChunks, VectorHit
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vector_chunks (
@@ -269,6 +270,18 @@ def _projected(
     )
 
 
+# A stored chunk: account, path, chunk index, note id, model, dimension, heading, offset,
+# length, text, tag keys (JSON), updated at, vector (float32 bytes).
+_Row = tuple[str, str, int, str, str, int, str, int, int, str, str, float, bytes]
+
+
+@lru_cache(maxsize=4096)
+def _tag_keys(tags: tuple[str, ...]) -> str:
+    """The stored form of a note's tag keys, ancestors included (a vault repeats its tag
+    sets: encoded once each, not once a note)."""
+    return json.dumps(ancestor_keys(tags))
+
+
 def _blob(vector: Sequence[float], dimension: int) -> bytes:
     if isinstance(vector, memoryview) and vector.format == "f" and len(vector) == dimension:
         return vector.tobytes()  # float32 already (services.vectors, from the workers)
@@ -308,15 +321,12 @@ class SqliteVectorIndex:
     def upsert_notes(self, account_id: str, notes: Mapping[str, Sequence[ChunkVector]]) -> None:
         """Every note's chunks replaced, in one transaction (ADR 0048: an import's drain
         writes a thousand notes a call; one transaction each was a third of its time)."""
-        rows = []
-        tag_keys: dict[tuple[str, ...], str] = {}  # a note's chunks share their tags
+        rows: list[_Row] = []
         for path, chunks in notes.items():
             for chunk in chunks:
                 if chunk.path != path:
                     raise ValueError(f"chunk of {chunk.path!r} upserted under {path!r}")
-                keys = tag_keys.get(chunk.tags)
-                if keys is None:
-                    keys = tag_keys[chunk.tags] = json.dumps(ancestor_keys(chunk.tags))
+                keys = _tag_keys(chunk.tags)
                 vector = chunk.vector
                 dimension = len(vector)
                 rows.append(
@@ -336,9 +346,45 @@ class SqliteVectorIndex:
                         _blob(vector, dimension),
                     )
                 )
-        if not notes:
-            return
-        paths = list(notes)
+        if notes:
+            self._replace(account_id, list(notes), rows)
+
+    def upsert_packed(self, account_id: str, notes: Sequence[PackedChunks]) -> None:
+        """``upsert_notes`` from the workers' spans and float32 buffers, with no
+        ``ChunkVector`` a chunk and the tag keys encoded once a tag set (ADR 0067)."""
+        rows: list[_Row] = []
+        for packed in notes:
+            note, spans, blob, model = packed.note, packed.spans, packed.vectors, packed.model
+            if not spans:
+                continue
+            width = len(blob) // len(spans)  # bytes a vector
+            if width * len(spans) != len(blob) or width % 4:
+                raise ValueError(f"vectors of {note.path!r} do not split into {len(spans)} rows")
+            keys, dimension, markdown = _tag_keys(note.tags), width // 4, note.markdown
+            path, note_id, updated_at = note.path, note.id, note.updated_at
+            rows.extend(
+                (
+                    account_id,
+                    path,
+                    index,
+                    note_id,
+                    model,
+                    dimension,
+                    heading,
+                    offset,
+                    length,
+                    markdown[offset : offset + length],
+                    keys,
+                    updated_at,
+                    blob[n * width : (n + 1) * width],
+                )
+                for n, (index, heading, offset, length) in enumerate(spans)
+            )
+        if notes:
+            self._replace(account_id, [p.note.path for p in notes], rows)
+
+    def _replace(self, account_id: str, paths: list[str], rows: list[_Row]) -> None:
+        """Every chunk of ``paths`` deleted and ``rows`` inserted, in one transaction."""
         with self.db.transaction() as conn:
             conn.executemany(
                 "DELETE FROM vector_chunks WHERE account_id = ? AND path = ?",
