@@ -197,6 +197,7 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             "recall keyword, search order": recall_in("keyword", search_order),
             "recall hybrid, search order": recall_in("hybrid", search_order),
         }
+        before = None
         if semantic is None:  # --no-vectors: the keyword side only
             for kind in (
                 "semantic",
@@ -211,11 +212,15 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             # (ADR 0057), interleaved with the split one.
             runs["nearest chunks, one thread"] = one_thread(svc.vectors, runs["nearest chunks"])
             runs["recall hybrid, one thread"] = one_thread(svc.vectors, runs["recall hybrid"])
+            before = before_0066(svc.vectors, ACCOUNT, semantic.model)
+            if before is not None:
+                runs["nearest chunks, before ADR 0066"] = before(runs["nearest chunks"])
+                runs["recall hybrid, before ADR 0066"] = before(runs["recall hybrid"])
         if args.alternative == "tantivy":
             runs["tantivy"] = tantivy_runner(svc, tmpdir / "tantivy", res)
         samples = timed_passes(runs, queries, args.budget)
         if semantic is not None:
-            res.update(ann_against_exact(svc, queries))
+            res.update(ann_against_exact(svc, queries, before))
         for kind, by_cls in samples.items():
             for cls, values in by_cls.items():
                 res[f"{kind} {cls} p50"] = percentile_nearest_rank(values, 50)
@@ -236,10 +241,55 @@ def one_thread(index: Any, run: Callable[[str, int], object]) -> Callable[[str, 
     return unsplit
 
 
-def ann_against_exact(svc: Any, queries: list[tuple[str, str]]) -> dict[str, float]:
+def before_0066(
+    index: Any, account: str, model: str
+) -> Callable[[Callable[[str, int], object]], Callable[[str, int], object]] | None:
+    """Runs wrapped to search as before ADR 0066 (64 principal directions, 1% of the rows
+    rescored, no residual term), on a second projection of the same rows, so the two
+    designs are timed interleaved in one run. None when the account has no projection."""
+    import copy
+
+    import numpy as np
+
+    from memvault.adapters.sqlite import vectors
+
+    key = (account, model)
+    matrix = index._cache.get(key)
+    if matrix is None or matrix.projected is None:
+        return None
+    row = (
+        index.db.connection()
+        .execute("SELECT basis FROM vector_projections WHERE account_id = ? AND model = ?", key)
+        .fetchone()
+    )
+    basis = np.frombuffer(row["basis"], dtype=np.float32).reshape(-1, matrix.dimension)
+    if len(basis) < 64:
+        return None
+    old = copy.copy(matrix)  # the same rows and vectors, its own projected copy
+    old.project(np.ascontiguousarray(basis[:64]))
+    old.trained_rows = matrix.trained_rows
+
+    def wrap(run: Callable[[str, int], object]) -> Callable[[str, int], object]:
+        def as_before(text: str, n: int) -> object:
+            kept = index._cache[key], vectors.RESIDUAL_WEIGHT, vectors.CANDIDATE_SHARE
+            index._cache[key], vectors.RESIDUAL_WEIGHT, vectors.CANDIDATE_SHARE = old, 0.0, 0.01
+            try:
+                return run(text, n)
+            finally:
+                index._cache[key], vectors.RESIDUAL_WEIGHT, vectors.CANDIDATE_SHARE = kept
+
+        return as_before
+
+    return wrap
+
+
+def ann_against_exact(
+    svc: Any, queries: list[tuple[str, str]], before: Any = None
+) -> dict[str, float]:
     """The vector index as deployed against an exact scan of the same rows (ADR 0047):
     recall@10 and @60 of its nearest chunks for the 14 queries and 100 phrases cut from
-    stored chunks, and the exact scan's p50. Only for SQLite's index."""
+    stored chunks, and the exact scan's p50; with ``before`` (``before_0066``'s wrapper)
+    the same for the design before ADR 0066. Only for SQLite's index."""
     import random
 
     from memvault.adapters.sqlite.vectors import SqliteVectorIndex
@@ -264,6 +314,7 @@ def ann_against_exact(svc: Any, queries: list[tuple[str, str]]) -> dict[str, flo
     texts = [text for _, text in queries] + phrases
     embedder = svc.vault.hybrid.semantic.embedder
     found10 = found60 = wanted10 = wanted60 = 0
+    old10 = old60 = 0
     ann_ms, exact_ms = [], []
     for text in texts:
         vector = embedder.embed([text]).vectors[0]
@@ -280,13 +331,24 @@ def ann_against_exact(svc: Any, queries: list[tuple[str, str]]) -> dict[str, flo
         wanted10 += len(true_keys[:10])
         found60 += len(set(keys) & set(true_keys))
         wanted60 += len(true_keys)
+        if before is not None:
+            search = before(
+                lambda _t, _n, v=vector: index.nearest(ACCOUNT, v, model=model, limit=60)
+            )
+            old = [(h.path, h.chunk_index) for h in search("", 0)]
+            old10 += len(set(old[:10]) & set(true_keys[:10]))
+            old60 += len(set(old) & set(true_keys))
     log(f"  nearest chunks against exact: {len(texts)} queries")
-    return {
+    out = {
         "ann recall@10": found10 / max(1, wanted10),
         "ann recall@60": found60 / max(1, wanted60),
         "nearest as deployed p50": percentile_nearest_rank(ann_ms, 50),
         "nearest exact p50": percentile_nearest_rank(exact_ms, 50),
     }
+    if before is not None:
+        out["before ADR 0066 recall@10"] = old10 / max(1, wanted10)
+        out["before ADR 0066 recall@60"] = old60 / max(1, wanted60)
+    return out
 
 
 def open_services(data_dir: Path, embeddings: str) -> Any:
@@ -370,6 +432,8 @@ def print_table(results: list[dict[str, Any]]) -> None:
         "recall hybrid, search order",
         "nearest chunks, one thread",
         "recall hybrid, one thread",
+        "nearest chunks, before ADR 0066",
+        "recall hybrid, before ADR 0066",
         "tantivy",
     ]
     for kind in kinds:
@@ -403,6 +467,12 @@ def print_table(results: list[dict[str, Any]]) -> None:
                 f" p50 against an exact scan {r['nearest exact p50']:.2f} ms; recall@10"
                 f" {r['ann recall@10']:.3f}, @60 {r['ann recall@60']:.3f} (exact below"
                 " 150k chunks; target >= 0.95)"
+            )
+        if "before ADR 0066 recall@10" in r:
+            print(
+                f"[{r['size']}] before ADR 0066 (64 directions, 1% rescored, no residual term):"
+                f" recall@10 {r['before ADR 0066 recall@10']:.3f},"
+                f" @60 {r['before ADR 0066 recall@60']:.3f}"
             )
         if "hybrid all p50" in r:
             hybrid, keyword = r["hybrid all p50"], r["keyword all p50"]
