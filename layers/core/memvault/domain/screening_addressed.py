@@ -158,6 +158,15 @@ _IF_YOU_ARE_RE: Final = re.compile(
     r"[ \t-]*+(?:[a-z]++ing\b|(?:assistant|agent|model|bot|system|tool)s?+$)"
 )
 _RELATIVE_RE: Final = re.compile(r"(?:^|[ \t,])" + _RELATIVE_WORDS + r"\b")
+# An address that ends in a document or a group of people is a heading: "AI working group
+# minutes:", "AI reading list:", "LLM evaluation team update:".
+_HEADING_END_RE: Final = re.compile(
+    r"(?<![^\W_])(?:minutes|notes|agenda|list|groups?+|teams?+|committees?+|sessions?+"
+    r"|meetings?+|summary|report|policy|plan|checklist|log|updates?+|recap|roadmap|workshops?+"
+    r"|seminars?+|course|lectures?+|module|section|chapter|guide|faq|overview|draft|proposal"
+    r"|budget|schedule|timeline|syllabus|newsletter|digest|retro|standup|sync|club|lab)"
+    r"[ \t]*+(?:\([^)\n]{1,30}\))?+\)?+[ \t]*+[:,!\u2013\u2014]$"
+)
 # A relative clause that points at the text itself, or at reading it.
 _ABOUT_THIS_RE: Final = re.compile(
     r"\b(?:this|these|here|esta|este|diese|dieses|diesen|cette|ce|questa|questo|dit|deze"
@@ -209,6 +218,13 @@ def addressed_check(text: str, m: re.Match[str]) -> bool:
     relative = _RELATIVE_RE.search(m.group())
     if relative is not None and _ABOUT_THIS_RE.search(m.group(), relative.end()) is None:
         return False  # "an assistant that talks to customers:": a kind, not this reader
+    if (
+        m.group("bare") is None
+        and _HEADING_END_RE.search(m.group()) is not None
+        and _RELATIVE_RE.search(m.group()) is None
+        and _ABOUT_THIS_RE.search(m.group()) is None
+    ):
+        return False  # "AI working group minutes:": a heading, not a reader
     qualified = m.group("qual")
     if qualified and _ROLE_NOUN_RE.search(qualified) is None:
         return False  # "The AI policy: never upload ...": an AI topic, not an AI reader
