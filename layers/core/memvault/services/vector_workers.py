@@ -130,10 +130,15 @@ def _context(factory: Callable[[], Embedder], warm: Sequence[str] = ()) -> tuple
         preload = [*_PRELOAD, module] if module and module != "__main__" else list(_PRELOAD)
         # The server's main module too (``worker_main``): a forked worker imports it
         # unless the fork server holds it already (ADR 0067).
-        main_path = spawn.get_preparation_data("vector-worker").get("init_main_from_path")
+        try:
+            main_path = spawn.get_preparation_data("vector-worker").get("init_main_from_path")
+        except RuntimeError:  # asked while a child imports its main module: none then
+            main_path = None
         if main_path:
             os.environ[_MAIN_ENV] = main_path
             preload.append("memvault.services.worker_main")
+        else:  # no main script (python -c): none inherited from a parent either
+            os.environ.pop(_MAIN_ENV, None)
         preload.extend(warm)
         # Only until the server runs (then it is this process's for good): whoever starts
         # it first decides what it imports; these are all importable anywhere.
