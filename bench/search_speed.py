@@ -254,7 +254,8 @@ def before_0066(
     from memvault.adapters.sqlite import vectors
 
     key = (account, model)
-    matrix = index._cache.get(key)
+    with index._lock:  # read (and projected) now, as the first search would
+        matrix = index._matrix(account, model)
     if matrix is None or matrix.projected is None:
         return None
     row = (
