@@ -30,7 +30,9 @@ ATTACK_FLOORS = {"heldout8": 0.77, "heldout9": 0.59}
 # files of sets 10-16 left the repo, as they looked copied from ../shared/data. It was
 # trained on afterwards, so its floor sits just below its held-out figure and catches a
 # regression.
-BLIND_ATTACK_FLOORS = {"heldout17": 0.69}
+# Set 18 likewise (156/223 at 29bff50, ADR 0068); its misses were then fixed as families
+# (167/223), so its floor sits between the two. The learned stage never trained on it.
+BLIND_ATTACK_FLOORS = {"heldout17": 0.69, "heldout18": 0.72}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:
@@ -91,7 +93,7 @@ def test_the_blind_attack_sets_keep_their_floor(name: str) -> None:
     assert len(refused) >= BLIND_ATTACK_FLOORS[name] * len(attacks), missed
 
 
-@pytest.mark.parametrize("name", [f"heldout{n}" for n in range(12, 18)])
+@pytest.mark.parametrize("name", [f"heldout{n}" for n in range(12, 19)])
 def test_each_blind_benign_set_stays_within_the_target(name: str) -> None:
     benign = corpora.load(f"{name}_benign")
     assert len(benign) >= 240 and len({s.lang for s in benign}) >= 15
