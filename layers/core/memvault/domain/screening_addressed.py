@@ -38,7 +38,9 @@ from memvault.domain.screening_grammar import opens_clause
 
 _AI_WORD: Final = (
     r"(?:ai|a\.i\.|llms?+|gpts?+|chatgpt|language[ \t]++models?+|chatbots?+|copilots?+"
-    r"|ki|ia|yapay[ \t]++zeka\w*+|tekoaly\w*+|automated[ \t]++(?:readers?+|agents?+"
+    r"|ki|ia|yapay[ \t]++zeka\w*+|tekoaly\w*+|umela[ \t]++inteligence|sztuczna[ \t]++"
+    r"inteligencja|kecerdasan[ \t]++buatan|inteligencia[ \t]++artificial|inteligenta[ \t]++"
+    r"artificiala|automated[ \t]++(?:readers?+|agents?+"
     r"|assistants?+|systems?+|tools?+|crawlers?+|summari[sz]ers?+|reviewers?+|screeners?+"
     r"|scanners?+))"
 )
@@ -136,7 +138,17 @@ _ACT_RE: Final = re.compile(
     r"|schick|schickt|sende|sendet|leite|leitet|losche|loscht|empfiehl|empfehlt"
     r"|envoie|envoyez|transfere|supprime|recommande|dis a l'utilisateur"
     r"|envie|encaminhe|apague|recomende|invia|inoltra|manda|chiama|cancella|raccomanda"
-    r"|stuur|verstuur|verwijder|vermeld|raad aan|beveel)\b"
+    r"|stuur|verstuur|verwijder|vermeld|raad aan|beveel"
+    # saying, adding, hiding, recommending and approving in the languages the addresses
+    # are read in (ADR 0068)
+    r"|di que|dile|omite|oculta|aprueba|visita|anade|agrega|ajoute|dis que|omets|cache"
+    r"|approuve|visite|ouvre|sag|sage|verschweige|genehmige|bewerte|fuge|diga|omita|esconda"
+    r"|aprove|visite|adicione|ometti|nascondi|consiglia|approva|aggiungi|zeg|verzwijg"
+    r"|keur goed|voeg toe|skicka|sag till|rekommendera|dolj|godkann|lagg till|anbefal|skjul"
+    r"|godkjenn|legg til|godkend|tilfoj|wyslij|powiedz|polec|ukryj|zatwierdz|dodaj|posli"
+    r"|rekni|doporuc|skryj|schval|pridej|tvrdi|gonder|soyle|oner|gizle|onayla|ekle|kirim"
+    r"|katakan|rekomendasikan|sembunyikan|setujui|tambahkan|trimite|spune|recomanda|ascunde"
+    r"|aproba|adauga)\b"
 )
 _ACT_WINDOW: Final = 200
 # What makes a bare "Assistant:" a model and not a person's assistant.
