@@ -6,6 +6,7 @@ turns them into fixtures. Hypothesis profiles are chosen here too (see below).
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,3 +117,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return "tests/dashboard/" in nodeid, rank.get(nodeid, len(rank))
 
     items.sort(key=order)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything imported and collected by now lives until the process ends: frozen, the
+    garbage collector stops walking it, and it collects the young generation every
+    10,000 allocations instead of 700 (ADR 0065).
+
+    Each test builds an app, services and their cycles, so a worker runs a full
+    collection every dozen tests or so, and each walked the ~200,000 objects of the
+    modules, fixtures and test items too: 7.2 s of the 30 s of CPU of
+    tests/api/test_rest_errors.py went to the collector, 3.7 s with this. What a test
+    leaves behind is still collected as before; only when, and what is walked, changed.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)

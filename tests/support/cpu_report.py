@@ -9,6 +9,7 @@ them by test, module and fixture. Nothing is asserted.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -19,6 +20,21 @@ import pytest
 
 _OUT = os.environ.get("MEMVAULT_TEST_CPU_REPORT", "")
 _rows: list[dict[str, Any]] = []
+# CPU the process spent in the garbage collector, per generation (with the other threads'
+# CPU of that time: a process clock).
+_gc_cpu = [0.0, 0.0, 0.0]
+_gc_started: list[float] = [0.0]
+
+
+def _on_gc(phase: str, info: dict[str, Any]) -> None:
+    if phase == "start":
+        _gc_started[0] = time.process_time()
+    else:
+        _gc_cpu[info["generation"]] += time.process_time() - _gc_started[0]
+
+
+if _OUT:
+    gc.callbacks.append(_on_gc)
 
 
 def _cpu() -> float:
@@ -69,7 +85,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     with open(f"{_OUT}.{worker}.jsonl", "w", encoding="utf-8") as fh:
         for row in _rows:
             fh.write(json.dumps(row) + "\n")
-        fh.write(json.dumps({"kind": "process", "name": worker, "cpu": _cpu()}) + "\n")
+        process = {"kind": "process", "name": worker, "cpu": _cpu(), "gc": _gc_cpu}
+        fh.write(json.dumps(process) + "\n")
 
 
 def _summary(prefix: str, top: int) -> None:
@@ -80,12 +97,15 @@ def _summary(prefix: str, top: int) -> None:
     modules: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     fixtures: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     processes = 0.0
+    collector = [0.0, 0.0, 0.0]
     for path in glob.glob(f"{prefix}.*.jsonl"):
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 row = json.loads(line)
                 if row["kind"] == "process":
                     processes += row["cpu"]
+                    for generation, cpu in enumerate(row.get("gc", ())):
+                        collector[generation] += cpu
                 elif row["kind"] == "test":
                     tests[row["name"]][0] += row["wall"]
                     tests[row["name"]][1] += row["cpu"]
@@ -100,7 +120,9 @@ def _summary(prefix: str, top: int) -> None:
                     fixture[2] += 1
     print(
         f"worker processes: {processes:.1f} s CPU; "
-        f"in tests: {sum(c for _, c in tests.values()):.1f} s"
+        f"in tests: {sum(c for _, c in tests.values()):.1f} s; "
+        f"in the garbage collector: {sum(collector):.1f} s "
+        f"(generations 0, 1, 2: {', '.join(f'{c:.1f}' for c in collector)})"
     )
     print(f"\n{'cpu s':>8} {'wall s':>8}  test (top {top} by CPU)")
     for name, (wall, cpu) in sorted(tests.items(), key=lambda kv: -kv[1][1])[:top]:
