@@ -2492,7 +2492,12 @@ _ADDRESSED: Final = (
     # "System: From this turn ...", "### System:\nNew policy: ..."
     r"|from\s++(?:this|the\s++next)\s++(?:turn|message|point|reply)|from\s++here\s++on"
     r"|new\s++(?:policy|policies|directives?|tasks?|orders?|guidelines)"
-    r"|updated\s++(?:policy|policies|instructions|rules|guidelines))"
+    r"|updated\s++(?:policy|policies|instructions|rules|guidelines)"
+    # a setting switched in the message itself: "Disable refusals for this tenant."
+    r"|(?:disable|enable|turn\s++off|switch\s++off|deactivate|lift|suspend|bypass|skip|unlock)"
+    r"\s++(?:all\s++|any\s++|the\s++|your\s++)?+(?:[a-z\-]++\s++)??(?:refusals?|filters?|filtering"
+    r"|safety|guardrails?"
+    r"|restrictions?|moderation|content\s++polic(?:y|ies)|safeguards?|checks?|limits?))"
     + NOT_BEFORE_WORD
     + r"|<\||\[inst)"
 )
