@@ -167,20 +167,27 @@ def test_the_fork_server_and_its_workers_end_when_the_server_is_killed() -> None
     assert [pid for pid in pids if alive(pid)] == []
 
 
-# A server's main script: logs which process imports it, then starts two warmed workers.
+# A server's main script: logs which process imports it, then starts two warmed workers
+# whose model factory is the local model's, or (argv[1] == "own") a function of its own.
 MAIN_SCRIPT = r"""
-import os
+import os, sys
 with open(os.environ["IMPORT_LOG"], "a") as log:
     log.write(f"{os.getpid()} {__name__}\n")
+
+from memvault.adapters.embeddings.local import shared_local_embedder
+
+
+def own_factory():
+    return shared_local_embedder(256)
+
 
 if __name__ == "__main__":
     from functools import partial
     import multiprocessing.forkserver as forkserver
-    from memvault.adapters.embeddings.local import shared_local_embedder
     from memvault.services import vector_workers
 
     workers = vector_workers.VectorWorkers(
-        partial(shared_local_embedder, 256),
+        own_factory if sys.argv[1] == "own" else partial(shared_local_embedder, 256),
         workers=2,
         warm=("memvault.adapters.embeddings.local_warm",),
     )
@@ -194,13 +201,15 @@ if __name__ == "__main__":
 @pytest.mark.skipif(
     "forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server here"
 )
-def test_the_fork_server_imports_the_servers_main_once_not_each_worker(tmp_path: Path) -> None:
+@pytest.mark.parametrize("factory", ["local", "own"])
+def test_no_forked_worker_imports_the_servers_main_script(tmp_path: Path, factory: str) -> None:
     # multiprocessing prepares each forked worker by importing its parent's main script
-    # unless the fork server holds it (ADR 0067): the fork server imports it, no worker does.
+    # unless the fork server's __main__ carries its path (ADR 0067). The workers need it
+    # only for a factory defined there: then the fork server imports it, once.
     script, log = tmp_path / "server.py", tmp_path / "imports.log"
     script.write_text(MAIN_SCRIPT)
     done = subprocess.run(
-        [sys.executable, str(script)],
+        [sys.executable, str(script), factory],
         capture_output=True,
         text=True,
         timeout=120,
@@ -210,7 +219,8 @@ def test_the_fork_server_imports_the_servers_main_once_not_each_worker(tmp_path:
     parts, server, *workers = (int(p) for p in done.stdout.split())
     assert parts == vector_workers.PARALLEL_MIN_NOTES // vector_workers.PART and len(workers) == 2
     imports = [line.split() for line in log.read_text().splitlines()]
-    assert imports[0][1] == "__main__" and imports[1:] == [[str(server), "__mp_main__"]]
+    assert imports[0][1] == "__main__"
+    assert imports[1:] == ([[str(server), "__mp_main__"]] if factory == "own" else [])
 
 
 def test_packed_vectors_that_do_not_split_into_the_spans_are_refused(tmp_path: Path) -> None:

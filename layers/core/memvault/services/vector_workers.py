@@ -128,14 +128,16 @@ def _context(factory: Callable[[], Embedder], warm: Sequence[str] = ()) -> tuple
         func = getattr(factory, "func", factory)  # a functools.partial's function
         module = getattr(func, "__module__", None)
         preload = [*_PRELOAD, module] if module and module != "__main__" else list(_PRELOAD)
-        # The server's main module too (``worker_main``): a forked worker imports it
-        # unless the fork server holds it already (ADR 0067).
+        # What the fork server does about the server's main script (``worker_main``): a
+        # forked worker imports it unless the fork server's ``__main__`` carries its path;
+        # it needs it only for a factory defined there (ADR 0067).
         try:
             main_path = spawn.get_preparation_data("vector-worker").get("init_main_from_path")
         except RuntimeError:  # asked while a child imports its main module: none then
             main_path = None
         if main_path:
-            os.environ[_MAIN_ENV] = main_path
+            mode = "import" if module == "__main__" else "named"
+            os.environ[_MAIN_ENV] = f"{mode}:{main_path}"
             preload.append("memvault.services.worker_main")
         else:  # no main script (python -c): none inherited from a parent either
             os.environ.pop(_MAIN_ENV, None)
