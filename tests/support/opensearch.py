@@ -317,8 +317,8 @@ class IndexPool:
         self._prefix = f"memvault-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._made = itertools.count()
         self._pristine: dict[str, object] = {}  # each index's state as made
-        self._deferred = os.environ.get("MEMVAULT_TEST_DEFERRED_REFRESH", "1") != "0"
-        if self._deferred:
+        self.deferred = os.environ.get("MEMVAULT_TEST_DEFERRED_REFRESH", "1") != "0"
+        if self.deferred:
             # The pool's indices, and the vector indices memvault makes under its prefixes,
             # refresh only when asked (DeferredRefresh): without a schedule, a written
             # index is refreshed once when it is read, not also every second meanwhile.
@@ -359,7 +359,7 @@ class IndexPool:
         """``name`` emptied for the next test; a new index when the test changed it."""
         try:
             if self._state(name) == self._pristine[name]:
-                if not self._deferred:  # else the count refreshes it, if it was written
+                if not self.deferred:  # else the count refreshes it, if it was written
                     self._client.indices.refresh(index=name)
                 if self._client.count(index=name)["count"] == 0:
                     return name  # nothing written (or only deleted): nothing to delete
@@ -417,7 +417,7 @@ class IndexPool:
         indices = self._client.indices
         try:
             if indices.get_alias(index=pattern, allow_no_indices=True):
-                if not self._deferred:  # else the count refreshes what was written
+                if not self.deferred:  # else the count refreshes what was written
                     indices.refresh(index=pattern)
                 if self._client.count(index=pattern)["count"]:
                     self._client.delete_by_query(
@@ -439,7 +439,7 @@ class IndexPool:
             with contextlib.suppress(Exception):
                 self._vectors_of(f"{self._prefix}-v{number}").drop_indices()
         self._worker.shutdown(wait=True)
-        if self._deferred:
+        if self.deferred:
             with contextlib.suppress(Exception):
                 self._client.indices.delete_index_template(name=self._prefix)
 
