@@ -76,6 +76,21 @@ def test_a_written_note_is_found_by_meaning_and_reports_indexed(
     assert set(vsvc.vectors.indexed_models(LOCAL_ACCOUNT_ID)) == {model}  # type: ignore[union-attr]
 
 
+def test_holding_a_model_is_answered_per_account_and_model(vsvc: Services, user: Caller) -> None:
+    # what every hybrid search asks first: answered without counting the chunks
+    model = vsvc.embedding.model
+    assert model is not None
+    index = vsvc.vectors
+    assert index is not None
+    assert not index.holds_model(LOCAL_ACCOUNT_ID, model)
+    vsvc.vault.write(user, "work/decisions.md", DECISION)
+    assert index.holds_model(LOCAL_ACCOUNT_ID, model)
+    assert not index.holds_model(LOCAL_ACCOUNT_ID, model + "-other")
+    assert not index.holds_model("other-org", model)
+    vsvc.vault.delete(user, "work/decisions.md")
+    assert not index.holds_model(LOCAL_ACCOUNT_ID, model)
+
+
 def test_folder_and_tag_filters_are_inside_the_query(vsvc: Services, user: Caller) -> None:
     vsvc.vault.write(user, "work/decisions.md", DECISION)
     vsvc.vault.write(user, "home/db.md", "---\ntags: [infra/db]\n---\n" + DECISION)

@@ -636,6 +636,11 @@ class VectorIndex(Protocol):
         """Chunk count per model name stored for the account (to spot a model change)."""
         ...
 
+    def holds_model(self, account_id: str, model: str) -> bool:
+        """Whether the account holds any chunk of ``model``: what a search asks before
+        it uses vectors, so it must not count them (a million rows at 100k notes)."""
+        ...
+
     def indexed_paths(self, account_id: str, paths: Collection[str]) -> dict[str, str]:
         """path -> the model its chunks were embedded with, for those of ``paths`` that have
         chunks (paths without any are left out; a note whose chunks mix models, which a

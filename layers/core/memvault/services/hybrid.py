@@ -105,7 +105,7 @@ class SemanticSearch:
         found, _ = self._indexed.lookup(key)
         if found:
             return None
-        if self.vectors.indexed_models(account_id).get(self.model, 0) > 0:
+        if self.vectors.holds_model(account_id, self.model):
             self._indexed.put(key, True)
             return None
         return FALLBACK_NOT_INDEXED.format(model=self.model)

@@ -437,6 +437,21 @@ class OpenSearchVectorIndex:
         buckets = ((resp.get("aggregations") or {}).get("models") or {}).get("buckets") or []
         return {str(b["key"]): int(b["doc_count"]) for b in sorted(buckets, key=lambda b: b["key"])}
 
+    def holds_model(self, account_id: str, model: str) -> bool:
+        body = {
+            "size": 0,
+            "terminate_after": 1,  # one chunk answers it: never count the account's chunks
+            "track_total_hits": 1,
+            "query": {
+                "bool": {"filter": [{"term": {"account": account_id}}, {"term": {"model": model}}]}
+            },
+        }
+        with self._errors():
+            resp = self.client.search(
+                index=self._pattern, body=body, routing=account_id, allow_no_indices=True
+            )
+        return int(((resp.get("hits") or {}).get("total") or {}).get("value") or 0) > 0
+
     def indexed_paths(self, account_id: str, paths: Collection[str]) -> dict[str, str]:
         """From each note's first chunk (a realtime read: a write just made is seen)."""
         wanted = list(dict.fromkeys(paths))

@@ -486,6 +486,17 @@ class SqliteVectorIndex:
         )
         return {r["model"]: int(r["n"]) for r in rows}
 
+    def holds_model(self, account_id: str, model: str) -> bool:
+        row = (
+            self.db.connection()
+            .execute(
+                "SELECT 1 FROM vector_chunks WHERE account_id = ? AND model = ? LIMIT 1",
+                (account_id, model),
+            )
+            .fetchone()
+        )
+        return row is not None
+
     def indexed_paths(self, account_id: str, paths: Collection[str]) -> dict[str, str]:
         if not paths:
             return {}
