@@ -13,9 +13,10 @@ embed the next.
 Workers are started on the first call of at least ``PARALLEL_MIN_NOTES`` notes and kept
 for the calls that follow (a drain is many calls); a smaller call, the end of a drain,
 stops them. They are forked from multiprocessing's fork server, a single-threaded process
-started once per server that imports numpy, the tokenizer and the model's code (never
-this process's ``__main__``): a worker then costs a fork and the model's load (about 0.1 s
-of CPU) instead of a fresh interpreter's 0.5-0.8 s (ADR 0062). Where there is no fork
+started once per server that imports numpy, the tokenizer and the model's code and loads
+the model (``warm``), and spares the workers this process's main script
+(``services.worker_main``): a worker then costs a fork, about 0.02 s of CPU, instead of a
+fresh interpreter's 0.5-0.8 s (ADR 0062, 0067). Where there is no fork
 server (not POSIX), a worker is a fresh interpreter ("spawn"); never a fork of this
 threaded process. Where processes cannot be started at all (AWS Lambda has no /dev/shm)
 the caller chunks and embeds on its own core, as before.
