@@ -87,3 +87,31 @@ def test_a_note_about_the_messages_people_beats_one_with_the_words_alone() -> No
         [Candidate("other.md", 0.5, passage), Candidate("caroline.md", 0.5, theirs)],
     )
     assert [r.path for r in plain] == ["other.md", "caroline.md"]
+
+
+def test_the_stems_are_found_where_the_case_blind_alternation_finds_them() -> None:
+    # _occurrences finds stems with str.find over the lower-cased text; it must give what
+    # the case-blind pattern gives (the longest stem at a word start, whole words for
+    # short stems), on mixed case, underscores, digits and a character that lower-cases
+    # to two ("İ", read by the pattern itself)
+    import random
+    import re
+
+    from memvault.domain import rerank as rr
+
+    rng = random.Random(5)
+    alphabet = "abcdeé_ 1\nXYZİßKΣσς-'.,"
+    texts = ["".join(rng.choice(alphabet) for _ in range(400)) for _ in range(200)]
+    texts += [SCATTERED, FOCUSED, "Painted PAINTING paint_brush repaint paint. Pa pa-pa"]
+    for text in texts:
+        words = re.findall(r"\w+", text.lower())
+        for _ in range(3):
+            picked = rng.sample(words, min(5, len(words)))
+            stems = sorted({rr._stem(w) for w in picked}, key=len, reverse=True)
+            alternatives = "|".join(
+                "(" + re.escape(s) + (r"\w*" if len(s) >= rr.PREFIX_CHARS else r"\b") + ")"
+                for s in stems
+            )
+            pattern = re.compile(rf"\b(?:{alternatives})", re.IGNORECASE)
+            want = [(m.start(), stems[m.lastindex - 1]) for m in pattern.finditer(text)]  # type: ignore[operator]
+            assert rr._occurrences(text, 0, pattern, stems) == want

@@ -206,13 +206,42 @@ def _read(markdown: str, pattern: re.Pattern[str], stems: Sequence[str]) -> _Not
     held: dict[int, dict[str, int]] = {}
     if lines:
         starts = [start for start, _, _ in lines]
-        for match in pattern.finditer(markdown, lines[0][0]):
-            at = bisect_right(starts, match.start()) - 1
-            if match.start() < lines[at][1]:
-                stem = stems[match.lastindex - 1]  # type: ignore[operator]
+        for at_char, stem in _occurrences(markdown, lines[0][0], pattern, stems):
+            at = bisect_right(starts, at_char) - 1
+            if at_char < lines[at][1]:
                 found = held.setdefault(at, {})
                 found[stem] = found.get(stem, 0) + 1
     return _Note(lines, held)
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _occurrences(
+    markdown: str, start: int, pattern: re.Pattern[str], stems: Sequence[str]
+) -> list[tuple[int, str]]:
+    """Where each stem starts a word from ``start`` on, and which stem (the longest, as the
+    pattern's alternation picks it), in order: what ``pattern`` finds, found with one
+    ``str.find`` pass per stem over the lower-cased text rather than the case-blind
+    alternation tried at every word (a tenth of the time on recall's notes)."""
+    lowered = markdown.lower()
+    if len(lowered) != len(markdown):  # a character that lower-cases to two: read as before
+        return [(m.start(), stems[m.lastindex - 1]) for m in pattern.finditer(markdown, start)]  # type: ignore[operator]
+    first: dict[int, int] = {}  # position -> the index of the first (longest) stem there
+    for index, stem in enumerate(stems):
+        whole_word = len(stem) < PREFIX_CHARS
+        at = lowered.find(stem, start)
+        while at != -1:
+            end = at + len(stem)
+            if (
+                (at == 0 or not _is_word_char(lowered[at - 1]))
+                and not (whole_word and end < len(lowered) and _is_word_char(lowered[end]))
+                and at not in first
+            ):
+                first[at] = index
+            at = lowered.find(stem, at + 1)
+    return [(at, stems[first[at]]) for at in sorted(first)]
 
 
 def rerank(query: str, candidates: Sequence[Candidate]) -> list[Ranked]:
