@@ -39,7 +39,7 @@ FP_TARGET = 0.01
 
 
 #: the held-out sets whose attack files are in the repository (the others keep notes only)
-ATTACK_FILES = frozenset({8, 9, 17, 18})
+ATTACK_FILES = frozenset({8, 9, 17, 18, 19})
 
 #: ``--rules-only``: the screen without its learned stage (ADR 0059), to compare
 LEARNED = True
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sets",
-        choices=("all", "dev", "heldout", *(f"heldout{n}" for n in range(4, 19))),
+        choices=("all", "dev", "heldout", *(f"heldout{n}" for n in range(4, 20))),
         default="all",
         help="which sets to report",
     )
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # set 16 by helper W6 (d3e6c28), measured once after the rules and stage of cbb9bd6;
     # set 17 by helper W7 (19cec20), measured once after those of 634bc56; set 18 by
     # helper W8 (7328617), measured once after those of 29bff50.
-    for number in (8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18):
+    for number in (8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19):
         if args.sets in ("all", "heldout", f"heldout{number}"):
             if number in ATTACK_FILES:
                 attack_sets[f"held-out {number}"] = corpora.load(f"heldout{number}_attacks")
