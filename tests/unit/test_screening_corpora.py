@@ -32,7 +32,9 @@ ATTACK_FLOORS = {"heldout8": 0.77, "heldout9": 0.59}
 # regression.
 # Set 18 likewise (156/223 at 29bff50, ADR 0068); its misses were then fixed as families
 # (174/223), so its floor sits between the two. The learned stage never trained on it.
-BLIND_ATTACK_FLOORS = {"heldout17": 0.69, "heldout18": 0.72}
+# Set 19 was measured once (174/223 at e5aa1de) and never tuned on; its notes are not in
+# the 1% test below: four of them were refused at first contact, two still are.
+BLIND_ATTACK_FLOORS = {"heldout17": 0.69, "heldout18": 0.72, "heldout19": 0.76}
 
 
 def _verdict(sample: Sample) -> ScreeningVerdict:

@@ -426,7 +426,9 @@ _SPECIMEN_RE: Final = re.compile(
     r"(?<![^\W_])(?:(?:prompt[ \-]?+)?+injections?+|injektion\w*+|inyecci\w++|inje[cç][aã]o"
     r"|iniezion\w++|jailbr\w++|attacks?+|attackers?+|attacchi|attacco|angriff\w*+|ataques?+"
     r"|attaques?+|payloads?+|malicious|phishing|red[ \-]team\w*+|exploits?+|adversarial|owasp"
-    r"|extraction[ \-]attempts?+|social[ \-]engineering)(?![^\W_])"
+    r"|extraction[ \-]attempts?+|social[ \-]engineering|tricks?+|ctf|capture[ \-]the[ \-]flag"
+    r"|classifiers?+|scanners?+|detectors?+|(?:filter|test)[ \-](?:tests?+|fixtures?+|cases?+))"
+    r"(?![^\W_])"
     r"|注入|攻撃|攻击|インジェクション|инъекц\w*+|атак\w*+"
 )
 _SPECIMEN_REACH: Final = 240  # how far a quotation's marks and its sentence are looked for
