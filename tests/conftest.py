@@ -17,7 +17,7 @@ import pytest
 from memvault.container import Services, build_services
 from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from memvault.services.context import Caller, Surface
-from tests.support.backends import BACKENDS, backend_settings
+from tests.support.backends import BACKENDS, backend_settings, seed_sqlite
 from tests.support.clock import FakeClock
 from tests.support.hypothesis import load_profiles
 from tests.support.servers import LiveServer, serve
@@ -78,6 +78,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def services(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[Services]:
     with backend_settings(tmp_path, backend) as settings:
+        seed_sqlite(settings)
         svc = build_services(settings, clock=clock)
         svc.accounts.create_account("local", account_id=LOCAL_ACCOUNT_ID)
         yield svc
@@ -97,6 +98,7 @@ def model() -> Caller:
 @pytest.fixture
 def live_server(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[LiveServer]:
     with backend_settings(tmp_path, backend) as settings:
+        seed_sqlite(settings)
         yield from serve(build_services(settings, clock=clock), clock)
 
 
