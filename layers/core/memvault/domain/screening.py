@@ -432,8 +432,6 @@ _SPECIMEN_RE: Final = re.compile(
     r"|注入|攻撃|攻击|インジェクション|инъекц\w*+|атак\w*+"
 )
 _SPECIMEN_REACH: Final = 240  # how far a quotation's marks and its sentence are looked for
-# An e-mail address or a URL: a quoted payload holding one is actionable as it stands.
-_OUTSIDE_ADDRESS_RE: Final = re.compile(r"[\w.+\-]@[\w\-]++\.|https?+://|www\.")
 _SENTENCE_END_RE: Final = re.compile(r"[.!?\n\u3002\uff01\uff1f]")
 
 
@@ -506,9 +504,12 @@ def _named_specimens(text: str) -> list[_Span]:
     out: list[_Span] = []
     if not any(mark in text for mark in _QUOTE_OPENERS):
         return out
+    # imported here, as the engine's forms are: importing the screen compiles none of them
+    from memvault.domain.screening_exfil import ADDRESS_RE
+
     for m in _QUOTATION_RE.finditer(text):
         inside = m.group()[1:-1]
-        if _OUTSIDE_ADDRESS_RE.search(inside) is not None:
+        if ADDRESS_RE.search(inside) is not None:
             continue  # a payload with somewhere to send things stays an order
         before = text[max(0, m.start() - _SPECIMEN_REACH) : m.start()]
         ends = list(_SENTENCE_END_RE.finditer(before))

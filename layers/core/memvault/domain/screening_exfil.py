@@ -247,16 +247,20 @@ _USER_DATA: Final = words(
 )
 _USER_DATA_CJK: Final = cjk("用户的", "用戶的", "ユーサーの", "사용자의", "会話履歴", "聊天记录")
 
-COVERT_SEND_RE: Final = re.compile("(?<![^\\W_])(?:" + _SECRECY + "|" + _USER_DATA + ")(?![^\\W_])")
+# The group ``secrecy`` says which trigger matched.
+COVERT_SEND_RE: Final = re.compile(
+    "(?<![^\\W_])(?:(?P<secrecy>" + _SECRECY + ")|" + _USER_DATA + ")(?![^\\W_])"
+)
 # Chinese, Japanese and Korean: no spaces to start a word at, so a form of its own
 # (tried only on text in those scripts).
-COVERT_SEND_CJK_RE: Final = re.compile(_SECRECY_CJK + "|" + _USER_DATA_CJK)
-_SECRECY_RE: Final = re.compile("(?:" + _SECRECY + ")|" + _SECRECY_CJK)
+COVERT_SEND_CJK_RE: Final = re.compile("(?P<secrecy>" + _SECRECY_CJK + ")|" + _USER_DATA_CJK)
 
-# An outside address: an e-mail address, a URL, or a bare domain with a path or query.
-_ADDRESS_RE: Final = re.compile(
+# An outside address: an e-mail address, a URL, a www. host, or a bare domain with a path
+# or query (the named specimens of screening.py use it too: a quotation holding one can be
+# obeyed as it stands).
+ADDRESS_RE: Final = re.compile(
     r"[\w.+\-]++@[\w\-]++(?:\.[\w\-]++)++"
-    r"|\bhttps?+://\S"
+    r"|\bhttps?+://\S|\bwww\.[\w\-]"
     r"|\b[\w\-]++(?:\.[\w\-]++)*+\.(?:com|net|org|io|biz|info|co|app|dev|xyz|site|online|me"
     r"|ru|cn|jp|de|fr|es|br|se|no|ir|in|uk|it|nl|pl|tr)\b[/?]"
 )
@@ -359,9 +363,9 @@ def covert_send_check(text: str, m: re.Match[str]) -> bool:
     after = text.find("\n\n", m.end(), hi)
     lo = lo if before == -1 else before
     hi = hi if after == -1 else after
-    if _ADDRESS_RE.search(text, lo, hi) is None:
+    if ADDRESS_RE.search(text, lo, hi) is None:
         return False
-    if _SECRECY_RE.fullmatch(m.group()) is not None:
+    if m.group("secrecy") is not None:
         return True
     # The verb gives the order ("Email the user's notes to ..."), it does not name a
     # thing ("the user's e-mail is ...").
