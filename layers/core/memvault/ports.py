@@ -998,6 +998,12 @@ class TransferBlobs(Protocol):
         the job function). False when the caller must run it itself (embedded)."""
         ...
 
+    def redeliver(self, account_id: str, job_id: str) -> bool:
+        """Send a queued job's start signal again, its staged archive untouched (on AWS: the
+        object copied onto itself, a new Object Created event). False where nothing is
+        sent (embedded: the serving process runs queued jobs itself)."""
+        ...
+
     def delete(self, account_id: str, job_id: str) -> None:
         """Remove the job's staged blobs, whatever is there."""
         ...

@@ -54,6 +54,15 @@ HEARTBEAT_SECONDS = 15.0
 UPLOAD_SECONDS = 3600.0
 # How long a finished job, and its staged blobs, are kept (then expired and deleted).
 KEEP_SECONDS = 24 * 3600.0
+# On AWS a queued job waits for its object's event (EventBridge to the job function). One
+# queued this long is asked for again (the event was lost, or the function failed before
+# the job started): the storage event normally comes within seconds.
+REDELIVER_SECONDS = 600.0
+# A queued job that has not started this long after its last possible start signal (an
+# import's upload link's end, an export's creation) fails: EventBridge gives up on an
+# event after an hour (template.yaml's MaximumEventAgeInSeconds), and redeliveries meanwhile
+# have had their hour too.
+START_SECONDS = 2 * 3600.0
 
 _ID_PREFIX = {JobKind.IMPORT: "imp_", JobKind.EXPORT: "exp_"}
 
@@ -249,6 +258,38 @@ def interrupted(job: Job, *, now: float) -> Job | None:
     if job.status is JobStatus.RUNNING and job.lease_until <= now:
         return failed(job, INTERRUPTED, now=now)
     return None
+
+
+NOT_STARTED = JobError(
+    type="service_unavailable",
+    code="job_not_started",
+    message="the job never started (the signal that starts it was lost, and asking again"
+    " did not start it); nothing was changed: start it again",
+)
+
+
+def start_deadline(job: Job) -> float:
+    """When a queued job that has not started is given up (``never_started``)."""
+    last_signal = job.expires_at if job.kind is JobKind.IMPORT else job.created_at
+    return last_signal + START_SECONDS
+
+
+def never_started(job: Job, *, now: float) -> Job | None:
+    """The job failed as never started when it is queued past its start deadline, else None."""
+    if job.status is JobStatus.QUEUED and start_deadline(job) <= now:
+        return failed(job, NOT_STARTED, now=now)
+    return None
+
+
+def undelivered(job: Job, now: float) -> bool:
+    """Queued, unchanged for REDELIVER_SECONDS: its start signal should be sent again."""
+    return job.status is JobStatus.QUEUED and job.updated_at + REDELIVER_SECONDS <= now
+
+
+def redelivered(job: Job, *, now: float) -> Job:
+    """The job, its start signal just sent again (the next redelivery waits from now)."""
+    _require(job, JobStatus.QUEUED)
+    return _step(job, now)
 
 
 def due_to_expire(job: Job, now: float) -> bool:

@@ -271,7 +271,10 @@ class JobService:
         if job is None:
             self.blobs.delete(account_id, job_id)  # nobody's: an expired or stray object
             return None
-        if job.kind is JobKind.EXPORT:
+        if job.kind is JobKind.EXPORT or job.status is JobStatus.QUEUED:
+            # A queued import's event again: a redelivery (``resume``), or a retry after the
+            # function died between the upload's check and the job's start. ``run`` starts
+            # a job once, whoever asks.
             return self.run(account_id, job_id)
         if job.status is not JobStatus.AWAITING_UPLOAD:
             return self._settle(job)
@@ -442,6 +445,17 @@ class JobService:
                     "job interrupted", extra={"account_id": job.account_id, "job_id": job.id}
                 )
             return stored
+        given_up = J.never_started(job, now=now) if self.blobs.direct else None
+        if given_up is not None:
+            # AWS: its start signal was lost and sent again (``resume``) to no avail; an
+            # embedded queue runs every job it holds, however long it waits.
+            stored = self._save_or_current(given_up)
+            if stored.status is JobStatus.FAILED:
+                self.blobs.delete(job.account_id, job.id)
+                log.warning(
+                    "job never started", extra={"account_id": job.account_id, "job_id": job.id}
+                )
+            return stored
         if J.due_to_expire(job, now):
             self.blobs.delete(job.account_id, job.id)
             return self._save_or_current(J.expired(job, now=now))
@@ -462,17 +476,38 @@ class JobService:
     def resume(self) -> int:
         """The unfinished jobs a dead worker left (at an embedded server's start; on the
         ops schedule on AWS): a running job whose lease has run out is failed, its vault
-        rolled back; a queued one is run again (embedded). How many were failed."""
+        rolled back. A queued one is run again (embedded); on AWS, where its object's event
+        runs it, one left queued REDELIVER_SECONDS has its signal sent again, and one past
+        its start deadline is failed ``job_not_started``. How many were failed."""
         failed = 0
         for job in self.jobs.unfinished():
-            if job.status is JobStatus.QUEUED:
-                # Embedded: run it again. On AWS its object's event runs it (and asking
-                # again would overwrite an import's staged archive with the trigger).
-                if not self.blobs.direct:
-                    self._dispatch(job)
+            if job.status is JobStatus.QUEUED and not self.blobs.direct:
+                self._dispatch(job)
             elif self._settle(job).status is JobStatus.FAILED:
                 failed += 1
+            elif J.undelivered(job, self.clock()):
+                self._redeliver(job)
         return failed
+
+    def _redeliver(self, job: Job) -> None:
+        """AWS: a queued job's start signal again, sent by whichever run saves it first.
+        The staged object is signalled where it lies (a new trigger would overwrite an
+        import's archive); an export whose empty trigger is gone gets a new one."""
+        again = J.redelivered(job, now=self.clock())
+        if not self.jobs.save(again):
+            return  # another run, or the job itself, moved it first
+        sent = self.blobs.redeliver(job.account_id, job.id)
+        if not sent and job.kind is JobKind.EXPORT:
+            sent = self.blobs.request_run(job.account_id, job.id)
+        extra = {"account_id": job.account_id, "job_id": job.id}
+        if sent:
+            log.warning("job start signal sent again", extra=extra)
+        else:  # an import whose staged archive is gone: nothing can start it
+            given_up = J.failed(
+                again, J.NOT_STARTED, now=self.clock(), keep_seconds=self.times.keep_seconds
+            )
+            self._save_or_current(given_up)
+            log.warning("job never started: its archive is gone", extra=extra)
 
     def _fail(self, job: Job, exc: MemvaultError) -> Job:
         error = JobError(exc.type, exc.code, exc.message)

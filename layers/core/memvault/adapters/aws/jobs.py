@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+import uuid
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -325,6 +326,26 @@ class S3TransferBlobs:
     def request_run(self, account_id: str, job_id: str) -> bool:
         with aws_errors("the notes bucket"):
             self.client.put_object(Bucket=self.bucket, Key=run_key(account_id, job_id), Body=b"")
+        return True
+
+    def redeliver(self, account_id: str, job_id: str) -> bool:
+        # S3 copies an object onto itself only when its metadata changes; the copy is a new
+        # Object Created event (reason CopyObject), which the rule under jobs/run/ matches,
+        # and an import's archive stays byte for byte what was uploaded.
+        key = run_key(account_id, job_id)
+        try:
+            with aws_errors("the notes bucket"):
+                self.client.copy_object(
+                    Bucket=self.bucket,
+                    Key=key,
+                    CopySource={"Bucket": self.bucket, "Key": key},
+                    MetadataDirective="REPLACE",
+                    Metadata={"memvault-redelivered": uuid.uuid4().hex},
+                )
+        except ClientError as exc:
+            if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
+                return False  # nothing staged to signal with
+            raise
         return True
 
     def delete(self, account_id: str, job_id: str) -> None:

@@ -236,6 +236,9 @@ class FileTransferBlobs:
     def request_run(self, account_id: str, job_id: str) -> bool:
         return False  # the serving process's worker runs it
 
+    def redeliver(self, account_id: str, job_id: str) -> bool:
+        return False  # no signal: resume() runs queued jobs at a server's start
+
     def delete(self, account_id: str, job_id: str) -> None:
         shutil.rmtree(self._dir(account_id, job_id), ignore_errors=True)
 
