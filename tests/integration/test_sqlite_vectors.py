@@ -7,6 +7,8 @@ a search answers what a fresh read of the database would.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from memvault.adapters.sqlite.db import Database
 from memvault.adapters.sqlite.vectors import SqliteVectorIndex
+from memvault.domain.tags import ancestor_keys
 from memvault.ports import ChunkVector
 
 DIM = 8
@@ -97,3 +100,125 @@ def test_another_account_and_model_never_answer(tmp_path: Path) -> None:
     assert index.indexed_paths("acc", ["b.md", "c.md", "nope.md"]) == {"b.md": "other", "c.md": "m"}
     # A query of another dimension cannot be of this model.
     assert index.nearest("acc", [1.0, 0.0], model="m", limit=5) == []
+
+
+# The vector table of a database made before ADR 0069: one row a chunk.
+BEFORE_0069 = """
+CREATE TABLE vector_chunks (
+    id INTEGER PRIMARY KEY, account_id TEXT NOT NULL, path TEXT NOT NULL,
+    chunk_index INTEGER NOT NULL, note_id TEXT NOT NULL, model TEXT NOT NULL,
+    dimension INTEGER NOT NULL, heading TEXT NOT NULL, start INTEGER NOT NULL,
+    length INTEGER NOT NULL, text TEXT NOT NULL, tag_keys TEXT NOT NULL,
+    updated_at REAL NOT NULL, vector BLOB NOT NULL, UNIQUE (account_id, path, chunk_index)
+);
+CREATE INDEX vector_chunks_by_model ON vector_chunks(account_id, model);
+CREATE TABLE vector_accounts (account_id TEXT PRIMARY KEY, generation INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+def note_chunks(
+    path: str, seed: int, markdown: str, cuts: list[tuple[int, int]]
+) -> list[ChunkVector]:
+    """Chunks of ``markdown`` as the chunker makes them (text = markdown[offset:][:length])."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, (offset, length) in enumerate(cuts):
+        v = rng.standard_normal(DIM).astype(np.float32)
+        v /= np.linalg.norm(v)
+        out.append(
+            ChunkVector(
+                note_id=f"id-{path}",
+                path=path,
+                chunk_index=i,
+                heading=f"h{i % 2}",
+                offset=offset,
+                length=length,
+                text=markdown[offset : offset + length],
+                tags=("Even", "odd/x") if seed % 2 else ("even",),
+                vector=v.tolist(),
+                model="m",
+                updated_at=float(seed),
+            )
+        )
+    return out
+
+
+def hits(index: SqliteVectorIndex, **kw: object) -> list[tuple[object, ...]]:
+    query = np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)
+    found = index.nearest("acc", query.tolist(), model="m", limit=50, **kw)  # type: ignore[arg-type]
+    return [
+        (h.note_id, h.path, h.chunk_index, h.heading, h.offset, h.length, h.text, h.updated_at)
+        for h in found
+    ]
+
+
+def test_a_database_from_before_one_row_a_note_opens_migrated_and_answers_the_same(
+    tmp_path: Path,
+) -> None:
+    text = "---\ntags: [x]\n---\n# Title ü\n\nFirst line.\nSecond line, 🙂 longer.\n\nLast.\n"
+    notes = {
+        # overlapping chunks, a gap between two (a blank line), non-ASCII text
+        "f/a.md": note_chunks("f/a.md", 1, text, [(18, 12), (26, 23), (50, 5)]),
+        "b.md": note_chunks("b.md", 2, "", [(0, 0)]),  # an empty note's one chunk
+        "f/c.md": chunks("f/c.md", 3, 4),  # texts that are no slice of anything
+    }
+    old = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(old)
+    conn.executescript(BEFORE_0069)
+    rows = []
+    # Stored in this order: f/c.md's chunks first, the others interleaved after them.
+    for path, i in (
+        [("f/c.md", i) for i in range(4)]
+        + [("b.md", 0), ("f/a.md", 0)]
+        + [
+            ("f/a.md", 1),
+            ("f/a.md", 2),
+        ]
+    ):
+        c = notes[path][i]
+        rows.append(
+            (
+                "acc",
+                c.path,
+                c.chunk_index,
+                c.note_id,
+                c.model,
+                DIM,
+                c.heading,
+                c.offset,
+                c.length,
+                c.text,
+                json.dumps(ancestor_keys(c.tags)),
+                c.updated_at,
+                np.asarray(c.vector, dtype=np.float32).tobytes(),
+            )
+        )
+    conn.executemany(
+        "INSERT INTO vector_chunks (account_id, path, chunk_index, note_id, model, dimension,"
+        " heading, start, length, text, tag_keys, updated_at, vector)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    conn.execute("INSERT INTO vector_accounts VALUES ('acc', 7)")
+    conn.commit()
+    before = [tuple(r) for r in conn.execute("SELECT * FROM vector_chunks ORDER BY id")]
+    conn.close()
+
+    fresh = SqliteVectorIndex(Database(tmp_path / "fresh.sqlite3"))
+    for path in ("f/c.md", "b.md", "f/a.md"):
+        fresh.upsert_chunks("acc", path, notes[path])
+    migrated = SqliteVectorIndex(Database(old))
+    again = SqliteVectorIndex(Database(old))  # a second open finds nothing to migrate
+    for kw in ({}, {"folder": "f/"}, {"tag": "odd"}, {"tag": "even"}):
+        assert hits(migrated, **kw) == hits(again, **kw) == hits(fresh, **kw)
+    expected = {
+        (c.path, c.chunk_index, c.offset, c.length, c.text) for n in notes.values() for c in n
+    }
+    assert {h[1:2] + h[2:3] + h[4:7] for h in hits(migrated)} == expected
+    assert migrated.indexed_models("acc") == fresh.indexed_models("acc") == {"m": 8}
+    # The view shows the rows the table held, in their order, each chunk's text its own.
+    view = migrated.db.connection().execute("SELECT * FROM vector_chunks ORDER BY id").fetchall()
+    assert [tuple(r)[1:] for r in view] == [r[1:] for r in before]
+    # Writes after the migration land and show.
+    migrated.delete_notes("acc", ["f/c.md"])
+    assert {h[1] for h in hits(again)} == {"f/a.md", "b.md"}

@@ -1,14 +1,19 @@
 """VectorIndex on SQLite: chunk vectors as float32 blobs, exact search with numpy (ADR 0025).
 
-Each chunk is a row of ``vector_chunks`` (its note's path, heading, offset, text, tags and
-the model that embedded it). A search is exact: the dot product of the query with every
-vector of the account and model (vectors are unit length, so it is the cosine), then the
-best ``limit``. The account's matrix is read once and kept in memory per (account, model)
-until the account's vectors change: ``vector_accounts.generation`` moves in the same
-transaction as every write, so a matrix is never used once its rows have changed, in this
-process or another (the same rule as the text index's term counts). Measured against
-sqlite-vec in bench/vectors.py: at 100k chunks a cached exact search takes a few
-milliseconds; the account's rows are the only ones read.
+Each note is a row of ``vector_notes`` (ADR 0069): its path, tags and the model that
+embedded it, its chunks' spans (index, heading, offset, length) as JSON, the stretch of
+its markdown they were cut from, and their vectors, one float32 row after the other. A
+chunk is known by its note row's id and its place among the note's chunks
+(``CHUNK_BITS``); the view ``vector_chunks`` shows one row a chunk, as the table of that
+name held before (a database made before is migrated when it is opened, ``_migrate``).
+A search is exact: the dot product of the query with every vector of the account and
+model (vectors are unit length, so it is the cosine), then the best ``limit``. The
+account's matrix is read once and kept in memory per (account, model) until the account's
+vectors change: ``vector_accounts.generation`` moves in the same transaction as every
+write, so a matrix is never used once its rows have changed, in this process or another
+(the same rule as the text index's term counts). Measured against sqlite-vec in
+bench/vectors.py: at 100k chunks a cached exact search takes a few milliseconds; the
+account's rows are the only ones read.
 
 The account filter and the model filter select the rows the matrix is built from (SQL
 ``WHERE account_id = ? AND model = ?``); folder and tag filters mask the matrix's rows
@@ -32,28 +37,29 @@ import numpy as np
 import numpy.typing as npt
 
 from memvault.adapters.sqlite.db import Database
-from memvault.domain.tags import ancestor_keys, tag_key
+from memvault.domain.tags import tag_key
 from memvault.ports import ChunkVector, PackedChunks, VectorHit
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS vector_chunks (
+CREATE TABLE IF NOT EXISTS vector_notes (
     id INTEGER PRIMARY KEY,
     account_id TEXT NOT NULL,
     path TEXT NOT NULL,
-    chunk_index INTEGER NOT NULL,
     note_id TEXT NOT NULL,
     model TEXT NOT NULL,
     dimension INTEGER NOT NULL,
-    heading TEXT NOT NULL,
-    start INTEGER NOT NULL,
-    length INTEGER NOT NULL,
-    text TEXT NOT NULL,
+    chunks INTEGER NOT NULL,
     tag_keys TEXT NOT NULL,
     updated_at REAL NOT NULL,
-    vector BLOB NOT NULL,
-    UNIQUE (account_id, path, chunk_index)
+    -- [[chunk index, heading, offset, length], ...]; a fifth item is the chunk's text
+    -- when text[offset - text_start:][:length] is not (chunks made by hand).
+    spans TEXT NOT NULL,
+    text_start INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    vectors BLOB NOT NULL,
+    UNIQUE (account_id, path)
 );
-CREATE INDEX IF NOT EXISTS vector_chunks_by_model ON vector_chunks(account_id, model);
+CREATE INDEX IF NOT EXISTS vector_notes_by_model ON vector_notes(account_id, model);
 CREATE TABLE IF NOT EXISTS vector_accounts (
     account_id TEXT PRIMARY KEY,
     generation INTEGER NOT NULL DEFAULT 0
@@ -66,6 +72,27 @@ CREATE TABLE IF NOT EXISTS vector_projections (
     basis BLOB NOT NULL,
     PRIMARY KEY (account_id, model)
 );
+"""
+
+# A chunk's id (in a matrix, in ``_hits``): its note row's id shifted left by CHUNK_BITS,
+# plus its place among the note's chunks (a 1 MiB note has a few thousand at most).
+CHUNK_BITS = 20
+_PLACE = (1 << CHUNK_BITS) - 1
+
+# One row a chunk, as the table of this name held before ADR 0069 (bench/, tests, anyone
+# reading the file by hand): read-only, never read by the index itself.
+VIEW = f"""
+CREATE VIEW IF NOT EXISTS vector_chunks AS
+SELECT (n.id << {CHUNK_BITS}) + s.key AS id, n.account_id AS account_id, n.path AS path,
+    json_extract(s.value, '$[0]') AS chunk_index, n.note_id AS note_id, n.model AS model,
+    n.dimension AS dimension, json_extract(s.value, '$[1]') AS heading,
+    json_extract(s.value, '$[2]') AS start, json_extract(s.value, '$[3]') AS length,
+    CASE WHEN json_array_length(s.value) > 4 THEN json_extract(s.value, '$[4]')
+        ELSE substr(n.text, json_extract(s.value, '$[2]') - n.text_start + 1,
+            json_extract(s.value, '$[3]')) END AS text,
+    n.tag_keys AS tag_keys, n.updated_at AS updated_at,
+    substr(n.vectors, s.key * n.dimension * 4 + 1, n.dimension * 4) AS vector
+FROM vector_notes AS n, json_each(n.spans) AS s
 """
 
 
@@ -270,16 +297,27 @@ def _projected(
     )
 
 
-# A stored chunk: account, path, chunk index, note id, model, dimension, heading, offset,
-# length, text, tag keys (JSON), updated at, vector (float32 bytes).
-_Row = tuple[str, str, int, str, str, int, str, int, int, str, str, float, bytes]
+# A stored note: account, path, note id, model, dimension, chunks, tag keys (JSON),
+# updated at, spans (JSON), text start, text, vectors (float32 bytes, a row a chunk).
+_Row = tuple[str, str, str, str, int, int, str, float, str, int, str, bytes]
+
+
+@lru_cache(maxsize=4096)
+def _tag_key(tag: str) -> str:
+    return tag_key(tag)
 
 
 @lru_cache(maxsize=4096)
 def _tag_keys(tags: tuple[str, ...]) -> str:
     """The stored form of a note's tag keys, ancestors included (a vault repeats its tag
-    sets: encoded once each, not once a note)."""
-    return json.dumps(ancestor_keys(tags))
+    sets: encoded once each, not once a note; and its tags, folded once each):
+    ``json.dumps(ancestor_keys(tags))``."""
+    out: dict[str, None] = {}
+    for key in dict.fromkeys(map(_tag_key, tags)):
+        parts = key.split("/")
+        for depth in range(1, len(parts) + 1):
+            out["/".join(parts[:depth])] = None
+    return json.dumps(list(out))
 
 
 def _blob(vector: Sequence[float], dimension: int) -> bytes:
@@ -291,6 +329,120 @@ def _blob(vector: Sequence[float], dimension: int) -> bytes:
     if array_.shape != (dimension,):
         raise ValueError(f"a vector of {array_.shape} for dimension {dimension}")
     return array_.tobytes()
+
+
+def _covered(
+    chunks: Sequence[tuple[int, str, int, int, str]],
+) -> tuple[int, str, list[list[object]]]:
+    """(text start, text, spans) for chunks given with their texts: a text from which
+    every chunk's text is cut by its offset and length (what lies between two chunks is
+    blank), and a chunk whose own text is not (made by hand) keeps it in its span."""
+    if not chunks:
+        return 0, "", []
+    start = min(c[2] for c in chunks)
+    parts: list[str] = []
+    end = start
+    for _, _, offset, length, text in sorted(chunks, key=lambda c: c[2]):
+        if len(text) != length:
+            continue
+        if offset > end:
+            parts.append(" " * (offset - end))
+            end = offset
+        if offset + length > end:
+            parts.append(text[end - offset :])
+            end = offset + length
+    covered = "".join(parts)
+    spans: list[list[object]] = []
+    for index, heading, offset, length, text in chunks:
+        span: list[object] = [index, heading, offset, length]
+        if covered[offset - start : offset - start + length] != text:
+            span.append(text)
+        spans.append(span)
+    return start, covered, spans
+
+
+def _chunk_text(span: Sequence[object], text_start: int, text: str) -> str:
+    if len(span) > 4:
+        return str(span[4])
+    offset, length = int(span[2]), int(span[3])  # type: ignore[call-overload]
+    return text[offset - text_start : offset - text_start + length]
+
+
+def _migrate(db: Database) -> None:
+    """A database made before ADR 0069 held a row a chunk in the table ``vector_chunks``:
+    its rows become a row a note, in the order their notes' chunks were stored (a search
+    breaks exact ties by it), and the table makes way for the view. Idempotent, and a
+    no-op once the name is the view's; one transaction, so two processes opening the
+    file at once migrate it once."""
+    conn = db.connection()
+
+    def old_table() -> bool:
+        row = conn.execute("SELECT type FROM sqlite_master WHERE name = 'vector_chunks'").fetchone()
+        return row is not None and row[0] == "table"
+
+    if old_table():
+        with db.transaction() as tx:
+            if old_table():
+                _move_chunk_rows(tx)
+                tx.execute("DROP TABLE vector_chunks")
+    conn.execute(VIEW)
+
+
+def _move_chunk_rows(conn: sqlite3.Connection) -> None:
+    """Every note of the old ``vector_chunks`` inserted into ``vector_notes``, one note's
+    rows read at a time (a vault of a million chunks does not fit in memory twice)."""
+    order = conn.execute(
+        "SELECT account_id, path FROM vector_chunks GROUP BY account_id, path ORDER BY MIN(id)"
+    ).fetchall()
+    first = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM vector_notes").fetchone()[0])
+    row_id = {(r[0], r[1]): first + n for n, r in enumerate(order)}
+    group: list[sqlite3.Row] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        group.sort(key=lambda r: int(r["id"]))
+        head = group[0]
+        dimension = int(head["dimension"])
+        kept = [r for r in group if int(r["dimension"]) == dimension]
+        start, text, spans = _covered(
+            [
+                (int(r["chunk_index"]), r["heading"], int(r["start"]), int(r["length"]), r["text"])
+                for r in kept
+            ]
+        )
+        conn.execute(
+            "INSERT INTO vector_notes (id, account_id, path, note_id, model, dimension, chunks,"
+            " tag_keys, updated_at, spans, text_start, text, vectors)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row_id[(head["account_id"], head["path"])],
+                head["account_id"],
+                head["path"],
+                head["note_id"],
+                head["model"],
+                dimension,
+                len(kept),
+                head["tag_keys"],
+                float(head["updated_at"]),
+                json.dumps(spans),
+                start,
+                text,
+                b"".join(bytes(r["vector"]) for r in kept),
+            ),
+        )
+        group.clear()
+
+    rows = conn.execute(
+        "SELECT id, account_id, path, chunk_index, note_id, model, dimension, heading, start,"
+        " length, text, tag_keys, updated_at, vector FROM vector_chunks"
+        " ORDER BY account_id, path, chunk_index"
+    )
+    for row in rows:
+        if group and (group[0]["account_id"], group[0]["path"]) != (row["account_id"], row["path"]):
+            flush()
+        group.append(row)
+    flush()
 
 
 class SqliteVectorIndex:
@@ -306,6 +458,7 @@ class SqliteVectorIndex:
         self.db = db
         self._split_rows = split_rows
         db.add_schema(SCHEMA)
+        _migrate(db)
         self._cache: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
         self._cache_rows = cache_rows
         self._ann_min_rows = ann_min_rows
@@ -320,91 +473,107 @@ class SqliteVectorIndex:
 
     def upsert_notes(self, account_id: str, notes: Mapping[str, Sequence[ChunkVector]]) -> None:
         """Every note's chunks replaced, in one transaction (ADR 0048: an import's drain
-        writes a thousand notes a call; one transaction each was a third of its time)."""
+        writes a thousand notes a call; one transaction each was a third of its time). A
+        note's chunks share its id, tags, model, time and dimension (one row a note)."""
         rows: list[_Row] = []
         for path, chunks in notes.items():
+            if not chunks:
+                continue  # the note's vectors removed
+            head = chunks[0]
+            dimension = len(head.vector)
             for chunk in chunks:
                 if chunk.path != path:
                     raise ValueError(f"chunk of {chunk.path!r} upserted under {path!r}")
-                keys = _tag_keys(chunk.tags)
-                vector = chunk.vector
-                dimension = len(vector)
-                rows.append(
-                    (
-                        account_id,
-                        path,
-                        chunk.chunk_index,
-                        chunk.note_id,
-                        chunk.model,
-                        dimension,
-                        chunk.heading,
-                        chunk.offset,
-                        chunk.length,
-                        chunk.text,
-                        keys,
-                        chunk.updated_at,
-                        _blob(vector, dimension),
-                    )
+                if (chunk.note_id, chunk.model, chunk.tags, chunk.updated_at) != (
+                    head.note_id,
+                    head.model,
+                    head.tags,
+                    head.updated_at,
+                ):
+                    raise ValueError(f"chunks of {path!r} disagree on their note")
+            if len(chunks) > _PLACE:
+                raise ValueError(f"{len(chunks)} chunks of {path!r}: too many for one note")
+            start, text, spans = _covered(
+                [(c.chunk_index, c.heading, c.offset, c.length, c.text) for c in chunks]
+            )
+            rows.append(
+                (
+                    account_id,
+                    path,
+                    head.note_id,
+                    head.model,
+                    dimension,
+                    len(chunks),
+                    _tag_keys(tuple(head.tags)),
+                    head.updated_at,
+                    json.dumps(spans),
+                    start,
+                    text,
+                    b"".join(_blob(c.vector, dimension) for c in chunks),
                 )
+            )
         if notes:
             self._replace(account_id, list(notes), rows)
 
     def upsert_packed(self, account_id: str, notes: Sequence[PackedChunks]) -> None:
         """``upsert_notes`` from the workers' spans and float32 buffers, with no
-        ``ChunkVector`` a chunk and the tag keys encoded once a tag set (ADR 0067)."""
+        ``ChunkVector`` a chunk and the tag keys encoded once a tag set (ADR 0067): the
+        buffer is the row's vectors as it is, and the text the note's markdown (ADR
+        0069)."""
         rows: list[_Row] = []
         for packed in notes:
-            note, spans, blob, model = packed.note, packed.spans, packed.vectors, packed.model
+            note, spans, blob = packed.note, packed.spans, packed.vectors
             if not spans:
                 continue
             width = len(blob) // len(spans)  # bytes a vector
             if width * len(spans) != len(blob) or width % 4:
                 raise ValueError(f"vectors of {note.path!r} do not split into {len(spans)} rows")
-            keys, dimension, markdown = _tag_keys(note.tags), width // 4, note.markdown
-            path, note_id, updated_at = note.path, note.id, note.updated_at
-            rows.extend(
+            if len(spans) > _PLACE:
+                raise ValueError(f"{len(spans)} chunks of {note.path!r}: too many for one note")
+            rows.append(
                 (
                     account_id,
-                    path,
-                    index,
-                    note_id,
-                    model,
-                    dimension,
-                    heading,
-                    offset,
-                    length,
-                    markdown[offset : offset + length],
-                    keys,
-                    updated_at,
-                    blob[n * width : (n + 1) * width],
+                    note.path,
+                    note.id,
+                    packed.model,
+                    width // 4,
+                    len(spans),
+                    _tag_keys(note.tags),
+                    note.updated_at,
+                    json.dumps(spans),
+                    0,
+                    note.markdown,  # every chunk's text is a slice of it
+                    bytes(blob),
                 )
-                for n, (index, heading, offset, length) in enumerate(spans)
             )
         if notes:
             self._replace(account_id, [p.note.path for p in notes], rows)
 
     def _replace(self, account_id: str, paths: list[str], rows: list[_Row]) -> None:
-        """Every chunk of ``paths`` deleted and ``rows`` inserted, in one transaction."""
+        """Every row of ``paths`` deleted and ``rows`` inserted, in one transaction."""
         with self.db.transaction() as conn:
             conn.executemany(
-                "DELETE FROM vector_chunks WHERE account_id = ? AND path = ?",
+                "DELETE FROM vector_notes WHERE account_id = ? AND path = ?",
                 [(account_id, p) for p in paths],
             )
-            first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM vector_chunks").fetchone()
+            first = int(
+                conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM vector_notes").fetchone()[0]
+            )
             conn.executemany(
-                "INSERT INTO vector_chunks (id, account_id, path, chunk_index, note_id, model,"
-                " dimension, heading, start, length, text, tag_keys, updated_at, vector)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(int(first[0]) + n, *row) for n, row in enumerate(rows)],
+                "INSERT INTO vector_notes (id, account_id, path, note_id, model, dimension,"
+                " chunks, tag_keys, updated_at, spans, text_start, text, vectors)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(first + n, *row) for n, row in enumerate(rows)],
             )
             before, after = self._bump(conn, account_id)
-        # The new rows, for a matrix of this account held in memory (ids given above, in
+        # The new chunks, for a matrix of this account held in memory (ids given above, in
         # one write transaction: no other writer came between).
         added: dict[str, list[tuple[int, str, list[str], bytes]]] = {}
         if self._holds(account_id):
-            for n, row in enumerate(rows):
-                added.setdefault(row[4], []).append(
-                    (int(first[0]) + n, row[1], json.loads(row[10]), row[12])
+            for n, (_, path, _, model, dimension, count, keys, *_, blob) in enumerate(rows):
+                base, width, tags = (first + n) << CHUNK_BITS, 4 * dimension, json.loads(keys)
+                added.setdefault(model, []).extend(
+                    (base + k, path, tags, blob[k * width : (k + 1) * width]) for k in range(count)
                 )
         self._patch(account_id, before, after, paths, added)
 
@@ -417,7 +586,7 @@ class SqliteVectorIndex:
             return
         with self.db.transaction() as conn:
             conn.executemany(
-                "DELETE FROM vector_chunks WHERE account_id = ? AND path = ?",
+                "DELETE FROM vector_notes WHERE account_id = ? AND path = ?",
                 [(account_id, p) for p in paths],
             )
             before, after = self._bump(conn, account_id)
@@ -425,7 +594,7 @@ class SqliteVectorIndex:
 
     def clear(self, account_id: str) -> None:
         with self.db.transaction() as conn:
-            conn.execute("DELETE FROM vector_chunks WHERE account_id = ?", (account_id,))
+            conn.execute("DELETE FROM vector_notes WHERE account_id = ?", (account_id,))
             conn.execute("DELETE FROM vector_projections WHERE account_id = ?", (account_id,))
             self._bump(conn, account_id)
         with self._lock:
@@ -478,7 +647,7 @@ class SqliteVectorIndex:
         rows = (
             self.db.connection()
             .execute(
-                "SELECT model, COUNT(*) AS n FROM vector_chunks WHERE account_id = ?"
+                "SELECT model, SUM(chunks) AS n FROM vector_notes WHERE account_id = ?"
                 " GROUP BY model ORDER BY model",
                 (account_id,),
             )
@@ -490,7 +659,7 @@ class SqliteVectorIndex:
         row = (
             self.db.connection()
             .execute(
-                "SELECT 1 FROM vector_chunks WHERE account_id = ? AND model = ? LIMIT 1",
+                "SELECT 1 FROM vector_notes WHERE account_id = ? AND model = ? LIMIT 1",
                 (account_id, model),
             )
             .fetchone()
@@ -504,10 +673,10 @@ class SqliteVectorIndex:
         out: dict[str, str] = {}
         for path in paths:
             row = conn.execute(
-                "SELECT MIN(model) AS model FROM vector_chunks WHERE account_id = ? AND path = ?",
+                "SELECT model FROM vector_notes WHERE account_id = ? AND path = ?",
                 (account_id, path),
             ).fetchone()
-            if row is not None and row["model"] is not None:
+            if row is not None:
                 out[path] = row["model"]
         return out
 
@@ -556,33 +725,36 @@ class SqliteVectorIndex:
     def _hits(
         self, account_id: str, model: str, ids: list[int], similarity: dict[int, float]
     ) -> list[VectorHit]:
-        marks = ",".join("?" * len(ids))
+        notes = sorted({i >> CHUNK_BITS for i in ids})
+        marks = ",".join("?" * len(notes))
         rows = (
             self.db.connection()
             .execute(
-                "SELECT id, note_id, path, chunk_index, heading, start, length, text, updated_at"
-                f" FROM vector_chunks WHERE id IN ({marks}) AND +account_id = ? AND +model = ?",
-                (*ids, account_id, model),
+                "SELECT id, note_id, path, updated_at, spans, text_start, text FROM vector_notes"
+                f" WHERE id IN ({marks}) AND +account_id = ? AND +model = ?",
+                (*notes, account_id, model),
             )
             .fetchall()
         )
         # By primary key (the unary + keeps the planner off the account index, which
         # would walk every row of the account); the account and model still must match.
-        by_id = {int(r["id"]): r for r in rows}
+        by_id = {int(r["id"]): (r, json.loads(r["spans"])) for r in rows}
         hits = []
         for i in ids:  # rows deleted since the matrix was read are left out
-            r = by_id.get(i)
-            if r is None:
+            found = by_id.get(i >> CHUNK_BITS)
+            if found is None or (i & _PLACE) >= len(found[1]):
                 continue
+            r, spans = found
+            span = spans[i & _PLACE]
             hits.append(
                 VectorHit(
                     note_id=r["note_id"],
                     path=r["path"],
-                    chunk_index=int(r["chunk_index"]),
-                    heading=r["heading"],
-                    offset=int(r["start"]),
-                    length=int(r["length"]),
-                    text=r["text"],
+                    chunk_index=int(span[0]),
+                    heading=span[1],
+                    offset=int(span[2]),
+                    length=int(span[3]),
+                    text=_chunk_text(span, int(r["text_start"]), r["text"]),
                     similarity=max(-1.0, min(1.0, similarity[i])),
                     updated_at=float(r["updated_at"]),
                 )
@@ -668,7 +840,7 @@ class SqliteVectorIndex:
                 "SELECT generation FROM vector_accounts WHERE account_id = ?", (account_id,)
             ).fetchone()
             rows = conn.execute(
-                "SELECT id, path, dimension, tag_keys, vector FROM vector_chunks"
+                "SELECT id, path, dimension, chunks, tag_keys, vectors FROM vector_notes"
                 " WHERE account_id = ? AND model = ? ORDER BY id",
                 (account_id, model),
             ).fetchall()
@@ -678,20 +850,37 @@ class SqliteVectorIndex:
             return None
         dimension = int(rows[0]["dimension"]) if rows else 0
         # A model has one dimension; a row of another (corrupt or hand-made) is skipped.
-        rows = [r for r in rows if int(r["dimension"]) == dimension]
-        vectors = (
-            np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32).reshape(
-                len(rows), dimension
+        rows = [
+            r
+            for r in rows
+            if int(r["dimension"]) == dimension
+            and len(r["vectors"]) == 4 * dimension * int(r["chunks"])
+        ]
+        ids: list[int] = []
+        paths: list[str] = []
+        tags: list[list[str]] = []
+        for r in rows:
+            count, base, keys = (
+                int(r["chunks"]),
+                int(r["id"]) << CHUNK_BITS,
+                json.loads(r["tag_keys"]),
             )
-            if rows
+            ids.extend(range(base, base + count))
+            paths.extend([r["path"]] * count)
+            tags.extend([keys] * count)
+        vectors = (
+            np.frombuffer(b"".join(r["vectors"] for r in rows), dtype=np.float32).reshape(
+                len(ids), dimension
+            )
+            if ids
             else np.zeros((0, 0), dtype=np.float32)
         )
         return _Matrix(
             generation=int(row["generation"]),
-            ids=[int(r["id"]) for r in rows],
+            ids=ids,
             vectors=vectors,
-            paths=[r["path"] for r in rows],
-            tags=[json.loads(r["tag_keys"]) for r in rows],
+            paths=paths,
+            tags=tags,
         )
 
 
