@@ -330,17 +330,21 @@ class S3TransferBlobs:
 
     def redeliver(self, account_id: str, job_id: str) -> bool:
         # S3 copies an object onto itself only when its metadata changes; the copy is a new
-        # Object Created event (reason CopyObject), which the rule under jobs/run/ matches,
-        # and an import's archive stays byte for byte what was uploaded.
+        # Object Created event (reason CopyObject, or CompleteMultipartUpload past 5 GB,
+        # which boto3's managed copy copies in parts), which the rule under jobs/run/
+        # matches, and an import's archive stays byte for byte what was uploaded.
         key = run_key(account_id, job_id)
         try:
             with aws_errors("the notes bucket"):
-                self.client.copy_object(
-                    Bucket=self.bucket,
-                    Key=key,
-                    CopySource={"Bucket": self.bucket, "Key": key},
-                    MetadataDirective="REPLACE",
-                    Metadata={"memvault-redelivered": uuid.uuid4().hex},
+                self.client.copy(
+                    {"Bucket": self.bucket, "Key": key},
+                    self.bucket,
+                    key,
+                    ExtraArgs={
+                        "MetadataDirective": "REPLACE",
+                        "Metadata": {"memvault-redelivered": uuid.uuid4().hex},
+                    },
+                    Config=TRANSFER,
                 )
         except ClientError as exc:
             if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
