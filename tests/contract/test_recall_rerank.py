@@ -7,6 +7,7 @@ from __future__ import annotations
 from memvault.container import Services
 from memvault.services.context import Caller
 from memvault.services.recall import RecallService
+from tests.contract.test_search_modes import require_vectors
 from tests.unit.test_rerank import FILLER
 
 # The words often, each line far from the others (a short note: the search ranks it first)...
@@ -35,3 +36,40 @@ def test_recall_places_the_note_with_the_passage_first(services: Services, user:
     args["max_notes"] = 1
     one = RecallService(services.vault).recall(user, QUESTION, **args)  # type: ignore[arg-type]
     assert one is not None and one.paths == ("journal/saturday.md",)
+
+
+# ADR 0070: recall's pool keeps the keyword half as deep as a search page's (10 notes).
+ANSWER = (
+    "# Storage\n\nAfter comparing options the team settled on PostgreSQL; MySQL lacked the JSON"
+    " columns and SQLite the concurrent writers.\n"
+)
+HOBBIES = ("garden", "trip", "piano", "recipes", "running", "books", "movies")
+HOBBIES += ("birthday", "painting", "hiking", "camping", "chess", "football", "knitting")
+
+
+def _mentions(hobby: str) -> str:
+    """A note holding the message's word once, about something else."""
+    return (
+        f"# {hobby.title()}\n\n- We spent the afternoon on {hobby} and talked about the weekend.\n"
+        f"- The kids enjoyed the {hobby} lesson and want to go again next month.\n"
+        f"- Someone mentioned a database of {hobby} clubs in town.\n"
+        f"- Everyone was tired but happy after the {hobby} day.\n"
+    )
+
+
+def test_a_note_found_by_meaning_is_recalled_past_many_notes_holding_a_word(
+    services: Services, user: Caller
+) -> None:
+    """More than ten notes hold the message's one topic word in passing; the answer holds
+    none of its words. Recall still places it: the notes the keyword half ranks past its
+    tenth do not crowd it out of the pool (ADR 0070)."""
+    require_vectors(services)
+    services.vault.write(user, "decisions/storage.md", ANSWER)
+    for hobby in HOBBIES:
+        services.vault.write(user, f"log/{hobby}.md", _mentions(hobby))
+    question = "Which database did we choose?"
+    keyword = services.vault.search(user, question, mode="keyword", limit=20)
+    assert len(keyword) == len(HOBBIES) and "decisions/storage.md" not in {h.path for h in keyword}
+    args = {"max_notes": 12, "token_budget": 4000, "mode": "hybrid"}
+    block = RecallService(services.vault).recall(user, question, **args)  # type: ignore[arg-type]
+    assert block is not None and "decisions/storage.md" in block.paths

@@ -280,3 +280,23 @@ def test_an_embedder_outage_runs_the_search_as_keyword_and_says_so(
         assert outcome.mode == "keyword" and outcome.fallback == FALLBACK_FAILED
         assert paths(outcome.hits) == ["notes/cooking.md"]
         assert "<mark>" in outcome.hits[0].snippet.lower()
+
+
+def test_a_long_page_asks_for_as_many_chunks_a_note_as_a_page_of_ten(
+    services: Services, user: Caller
+) -> None:
+    """A long note holds the 76 nearest chunks; a hybrid page of 20 (no cut-off) still
+    lists the other note, whose chunk comes 77th: it asks for 6 chunks a note, as a page
+    of 10 does (up to 100; ADR 0070), not 3."""
+    require_vectors(services)
+    part = STORAGE.split("\n", 2)[2].strip() + " "
+    reviews = "\n\n".join(f"## Review {i}\n\n" + part * 4 for i in range(75))
+    services.vault.write(user, "log.md", f"# Storage log\n\n{reviews}\n")
+    backups = "# Backups\n\nThe nightly dump of the PostgreSQL storage goes to the second disk.\n"
+    services.vault.write(user, "backups.md", backups)
+    page = services.vault.search(user, PARAPHRASE, mode="hybrid", limit=20, min_score=0.0)
+    assert paths(page) == ["log.md", "backups.md"]
+    # A page of 10 is as before: the 60 nearest chunks, all the long note's.
+    assert paths(services.vault.search(user, PARAPHRASE, mode="hybrid", min_score=0.0)) == [
+        "log.md"
+    ]

@@ -40,9 +40,12 @@ log = logging.getLogger("memvault.search")
 
 # The vector half is asked for more chunks than the page has notes (a note has several,
 # and one ranked low by its chunks can come first once fused); fewer than 60 lost answers
-# on LoCoMo (recall@5 0.881 -> 0.869 at 30). The keyword half is asked for at least
-# KEYWORD_POOL notes: a deeper pool (30) changed nothing there, and its snippets cost; a
-# shallower one (recall's 5) lost answers (recall path 0.881 -> 0.872).
+# on LoCoMo (recall@5 0.881 -> 0.869 at 30). A page of more than 10 notes asks for as many
+# chunks per note as a page of 10 (CHUNK_POOL / KEYWORD_POOL = 6), up to MAX_POOL (ADR
+# 0070). The keyword half is asked for at least KEYWORD_POOL notes: a deeper pool (30)
+# changed nothing there, and its snippets cost; a shallower one (recall's 5) lost answers
+# (recall path 0.881 -> 0.872). A caller may ask for a shallower keyword half than its
+# page (``keyword_limit``): recall's pool of 20 keeps it at KEYWORD_POOL (ADR 0070).
 CHUNK_POOL = 60
 KEYWORD_POOL = 10
 MAX_POOL = 100
@@ -144,8 +147,16 @@ class HybridSearch:
         return self.semantic is not None
 
     def run(
-        self, account_id: str, query: SearchQuery, *, mode: SearchMode, min_score: float | None
+        self,
+        account_id: str,
+        query: SearchQuery,
+        *,
+        mode: SearchMode,
+        min_score: float | None,
+        keyword_limit: int | None = None,
     ) -> SearchOutcome:
+        """``keyword_limit``: how many notes a hybrid search's keyword half brings (None:
+        the page's limit, at least KEYWORD_POOL); keyword search ignores it."""
         fallback: str | None = None
         if mode is not SearchMode.KEYWORD:
             fallback = (
@@ -159,14 +170,15 @@ class HybridSearch:
                 hits = [hit for hit in hits if hit.score >= min_score]
             return SearchOutcome(hits, SearchMode.KEYWORD, fallback)
         semantic = self.semantic
-        limit = min(MAX_POOL, max(CHUNK_POOL, 3 * query.limit))
+        limit = min(MAX_POOL, max(CHUNK_POOL, CHUNK_POOL * query.limit // KEYWORD_POOL))
         keyword: list[SearchHit] = []
         if mode is SearchMode.HYBRID:
             # The halves run side by side: the vector half (embedding the query, the scan)
             # on the pool while this thread asks the keyword index. numpy and the engines
             # release the GIL, so a hybrid search costs about its slower half.
             nearest = _HALVES.submit(semantic.nearest, account_id, query, limit)
-            pool = replace(query, limit=min(MAX_POOL, max(KEYWORD_POOL, query.limit)))
+            depth = max(KEYWORD_POOL, query.limit) if keyword_limit is None else keyword_limit
+            pool = replace(query, limit=min(MAX_POOL, max(1, depth)))
             try:
                 keyword = self.index.search(account_id, pool, now=self.clock())
             except BaseException:

@@ -238,6 +238,7 @@ class VaultService:
         skip_common_terms: bool = False,
         mode: str | None = None,
         min_score: float | None = None,
+        keyword_limit: int | None = None,
     ) -> list[SearchHit]:
         """The hits of ``search_outcome``, without saying which mode ran."""
         return self.search_outcome(
@@ -251,6 +252,7 @@ class VaultService:
             skip_common_terms=skip_common_terms,
             mode=mode,
             min_score=min_score,
+            keyword_limit=keyword_limit,
         ).hits
 
     def default_mode(self) -> SearchMode:
@@ -275,11 +277,13 @@ class VaultService:
         skip_common_terms: bool = False,
         mode: str | None = None,
         min_score: float | None = None,
+        keyword_limit: int | None = None,
     ) -> SearchOutcome:
         """Ranked search in ``mode`` (keyword, semantic or hybrid; None: the
         organisation's default, else the deployment's), hits under ``min_score`` dropped
         (None: the organisation's, else semantic and hybrid DEFAULT_MIN_SCORE and keyword
-        none), with the mode that ran (services.hybrid)."""
+        none), with the mode that ran (services.hybrid; ``keyword_limit``: the depth of a
+        hybrid search's keyword half, HybridSearch.run)."""
         requested = parse_mode(mode) if mode is not None else None
         if min_score is not None and not 0.0 <= min_score <= 1.0:
             raise InvalidInput(
@@ -308,7 +312,9 @@ class VaultService:
         asked, min_score = self.search_defaults.resolve(
             caller.account_id, requested, min_score, self.default_mode
         )
-        return self.hybrid.run(caller.account_id, query, mode=asked, min_score=min_score)
+        return self.hybrid.run(
+            caller.account_id, query, mode=asked, min_score=min_score, keyword_limit=keyword_limit
+        )
 
     def backlinks(self, caller: Caller, path: str) -> list[NoteSummary]:
         target = self.read(caller, path)
