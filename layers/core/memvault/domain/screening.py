@@ -418,7 +418,7 @@ _QUOTE_REACH: Final = 160
 # "don't" and "the user's" open nothing).
 _QUOTATION_RE: Final = re.compile(
     r'"[^"\n]{1,300}+"|\u201c[^\u201d\n]{1,300}+\u201d|\u201e[^\u201c\u201d\n]{1,300}+[\u201c\u201d]'
-    r"|\u00ab[^\u00bb\n]{1,300}+\u00bb|(?<![^\W_])'[^'\n]{1,300}?'(?![^\W_])"
+    r"|\u00ab[^\u00bb\n]{1,300}+\u00bb|(?<![^\W_])'(?:[^'\n]|(?<=[^\W_])'(?=[^\W_])){1,300}?'(?![^\W_])"
     r"|\u2018[^\u2019\n]{1,300}+\u2019|\u300c[^\u300d\n]{1,300}+\u300d"
 )
 _QUOTE_OPENERS: Final = ('"', "'", "\u201c", "\u201e", "\u00ab", "\u2018", "\u300c")
@@ -430,6 +430,12 @@ _SPECIMEN_RE: Final = re.compile(
     r"|classifiers?+|scanners?+|detectors?+|(?:filter|test)[ \-](?:tests?+|fixtures?+|cases?+))"
     r"(?![^\W_])"
     r"|注入|攻撃|攻击|インジェクション|инъекц\w*+|атак\w*+"
+)
+# What brings a quotation in as an example, right before it.
+_EXAMPLE_INTRO_RE: Final = re.compile(
+    r"(?<![^\W_])(?:(?:something|a (?:sentence|line|phrase|message|request|text|note|comment)"
+    r"|one|phrases?+|sentences?+|lines?+) like|such as|e\.g\.,?+|for (?:example|instance),?+"
+    r"|say(?:ing|s)?+|reading|(?:that|which) (?:says|reads)|like)[ \t]*+$"
 )
 _SPECIMEN_REACH: Final = 240  # how far a quotation's marks and its sentence are looked for
 _SENTENCE_END_RE: Final = re.compile(r"[.!?\n\u3002\uff01\uff1f]")
@@ -520,9 +526,31 @@ def _named_specimens(text: str) -> list[_Span]:
         if (
             _SPECIMEN_RE.search(sentence_before) is not None
             or _SPECIMEN_RE.search(sentence_after) is not None
+            or _asked_about(before, ends)
+            or _example_under_title(text, sentence_before)
         ):
-            out.append((m.start() + 1, m.end() - 1))
+            # With its marks: a form may end on the closing one ('... beginning with You
+            # are"'), and nothing outside them is inside.
+            out.append((m.start(), m.end()))
     return out
+
+
+def _asked_about(before: str, ends: list[re.Match[str]]) -> bool:
+    """Whether the sentence before the quotation's is a question naming an attack (a quiz:
+    'Which of these is a prompt injection? (a) ... (b) an email saying "..."')."""
+    if not ends or ends[-1].group() != "?":
+        return False
+    start = ends[-2].end() if len(ends) > 1 else 0
+    return _SPECIMEN_RE.search(before, start, ends[-1].start()) is not None
+
+
+def _example_under_title(text: str, sentence_before: str) -> bool:
+    """Whether the quotation is brought in as an example ('customers typing something like
+    "..."') in a text whose first line, its title, names an attack as its subject."""
+    if _EXAMPLE_INTRO_RE.search(sentence_before) is None:
+        return False
+    title = text[: text.find("\n")] if "\n" in text else ""
+    return _SPECIMEN_RE.search(title[:_SPECIMEN_REACH]) is not None
 
 
 # --------------------------------------------------------------------------- views

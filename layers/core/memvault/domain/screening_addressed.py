@@ -170,6 +170,13 @@ _IF_YOU_ARE_RE: Final = re.compile(
     r"[ \t-]*+(?:[a-z]++ing\b|(?:assistant|agent|model|bot|system|tool)s?+$)"
 )
 _RELATIVE_RE: Final = re.compile(r"(?:^|[ \t,])" + _RELATIVE_WORDS + r"\b")
+# A reading verb in the present tense, the AI word its subject: a statement, unless what it
+# reads is this text ("AI assistant reads this:" is an address).
+_FINITE_READING_RE: Final = re.compile(
+    r"[ \t](?:finds|reads|sees|gets|opens|processes|handles|summari[sz]es|receives|parses"
+    r"|scans|indexes)\b"
+)
+_THIS_RE: Final = re.compile(r"\b(?:this|these|here)\b")
 # An address that ends in a document or a group of people is a heading: "AI working group
 # minutes:", "AI reading list:", "LLM evaluation team update:".
 _HEADING_END_RE: Final = re.compile(
@@ -230,6 +237,12 @@ def addressed_check(text: str, m: re.Match[str]) -> bool:
     relative = _RELATIVE_RE.search(m.group())
     if relative is not None and _ABOUT_THIS_RE.search(m.group(), relative.end()) is None:
         return False  # "an assistant that talks to customers:": a kind, not this reader
+    if (
+        relative is None
+        and _FINITE_READING_RE.search(m.group()) is not None
+        and _THIS_RE.search(m.group()) is None
+    ):
+        return False  # "The chatbot reads three kinds of text:": what a reader does, stated
     if (
         m.group("bare") is None
         and _HEADING_END_RE.search(m.group()) is not None

@@ -489,6 +489,28 @@ _POST: Final = alt(
 _EVERYTHING: Final = words(
     "everything", "anything", "all", "whatever", "all that", "all of that", "all of this", "what"
 )
+# What the reader was told or knows, after "you": the prior context an override discards.
+_YOU_WERE_GIVEN: Final = words(
+    "told",
+    "given",
+    "taught",
+    "instructed to do",
+    "told to do",
+    "asked to do",
+    "instructed",
+    "shown",
+    "trained on",
+    "trained with",
+    "programmed with",
+    "know",
+    "learned",
+    "learnt",
+    "got",
+    "received",
+    "read",
+    "saw",
+    "heard",
+)
 _EVERYTHING_POST: Final = (
     alt(
         [
@@ -541,34 +563,31 @@ _EVERYTHING_POST: Final = (
             + SEP
             + words("above", "before", "earlier", "previously", "so far", "until now", "to you"),
             opt(words("that", "which"))
-            + "you(?:"
+            # passive, "what you were told", "all you've been given"; or active with no
+            # object after it, "everything you know", "what you have read": "what you
+            # told the constable" is what the reader said to someone
+            + "you(?:(?:"
             + SEP
-            + "(?:have|had|were|was)|"
+            + "(?:were|was)|(?:"
+            + SEP
+            + "(?:have|had)|"
             + APOS
             + "(?:ve|d))?+"
             + SEP
-            + opt("been")
-            + words(
-                "told",
-                "given",
-                "taught",
-                "instructed to do",
-                "told to do",
-                "asked to do",
-                "instructed",
-                "shown",
-                "trained on",
-                "trained with",
-                "programmed with",
-                "know",
-                "learned",
-                "learnt",
-                "got",
-                "received",
-                "read",
-                "saw",
-                "heard",
-            ),
+            + "been)"
+            + SEP
+            + _YOU_WERE_GIVEN
+            + "|(?:"
+            + SEP
+            + "(?:have|had)|"
+            + APOS
+            + "(?:ve|d))?+"
+            + SEP
+            + _YOU_WERE_GIVEN
+            + r"(?!"
+            + SEP
+            + r"(?:me|us|him|her|them|the|a|an|my|his|their|our|your|this|that|these|those"
+            + r"|it)(?![^\W_])))",
         ]
     )
     + r"(?![ \t]*+\d)"
