@@ -25,7 +25,7 @@ from memvault.services.accounts import LOCAL_ACCOUNT_ID
 from tests.contract.test_import_export import make_zip
 from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
-from tests.support.jobs import object_created
+from tests.support.jobs import object_created, queued_import
 
 NOTES = [(f"kept/note {i}.md", f"# Note {i}\n\nbody {i}\n") for i in range(3)]
 
@@ -68,26 +68,6 @@ class _Events:
         return len(keys)
 
 
-def _queued_import(services: Services, clock: FakeClock, archive: bytes) -> Job:
-    """An import whose archive was uploaded and checked, as the job function leaves it when
-    it dies before the job starts."""
-    job = J.new_job(
-        JobKind.IMPORT,
-        LOCAL_ACCOUNT_ID,
-        now=clock(),
-        member_id=None,
-        key_id=None,
-        declared_bytes=len(archive),
-    )
-    services.jobs.jobs.create(job)
-    services.jobs.blobs.write_upload(
-        LOCAL_ACCOUNT_ID, job.id, iter([archive]), max_bytes=len(archive)
-    )
-    queued = J.uploaded(job, len(archive), now=clock())
-    assert services.jobs.jobs.save(queued)
-    return queued
-
-
 def _job(services: Services, job_id: str) -> Job:
     found = services.jobs.jobs.get(LOCAL_ACCOUNT_ID, job_id)
     assert found is not None
@@ -110,7 +90,7 @@ def test_a_queued_import_whose_event_was_lost_is_signalled_again_and_runs(
 ) -> None:
     archive = make_zip(*NOTES)
     events = _Events(aws)
-    job = _queued_import(aws, clock, archive)
+    job = queued_import(aws, LOCAL_ACCOUNT_ID, archive, clock())
     events.pending()  # the upload's event came, and the function died before the start
 
     clock.advance(J.REDELIVER_SECONDS - 1)
@@ -131,7 +111,7 @@ def test_a_queued_import_whose_event_was_lost_is_signalled_again_and_runs(
 def test_a_repeated_event_of_a_queued_import_starts_it(aws: Services, clock: FakeClock) -> None:
     """EventBridge retries an invocation that failed: the job function died after checking
     the upload (the job queued), so the retry finds it queued and runs it."""
-    job = _queued_import(aws, clock, make_zip(*NOTES))
+    job = queued_import(aws, LOCAL_ACCOUNT_ID, make_zip(*NOTES), clock())
     handle(object_created(aws.settings.bucket, run_key(LOCAL_ACCOUNT_ID, job.id), 0), aws)
     assert _job(aws, job.id).status is JobStatus.SUCCEEDED
     assert len(aws.store.note_keys(LOCAL_ACCOUNT_ID)) == len(NOTES)
@@ -157,7 +137,7 @@ def test_a_job_never_started_past_its_deadline_fails_and_changes_nothing(
 ) -> None:
     archive = make_zip(*NOTES)
     events = _Events(aws)
-    job = _queued_import(aws, clock, archive)
+    job = queued_import(aws, LOCAL_ACCOUNT_ID, archive, clock())
     events.pending()
     # Every signal is lost: the schedule sends it again every REDELIVER_SECONDS ...
     while clock() < J.start_deadline(job):
@@ -181,7 +161,7 @@ def test_a_job_never_started_past_its_deadline_fails_and_changes_nothing(
 def test_an_import_whose_archive_is_gone_fails_when_it_would_be_signalled(
     aws: Services, clock: FakeClock
 ) -> None:
-    job = _queued_import(aws, clock, make_zip(*NOTES))
+    job = queued_import(aws, LOCAL_ACCOUNT_ID, make_zip(*NOTES), clock())
     aws.jobs.blobs.delete(LOCAL_ACCOUNT_ID, job.id)
     clock.advance(J.REDELIVER_SECONDS + 1)
     aws.jobs.resume()

@@ -24,7 +24,7 @@ from memvault.services.jobs import JobService, JobTimes
 from tests.contract.test_import_export import make_zip
 from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
-from tests.support.jobs import deliver, export_job, import_job, job_server, wait
+from tests.support.jobs import deliver, export_job, import_job, job_server, queued_import, wait
 from tests.support.people import make_org
 from tests.support.servers import LiveServer
 
@@ -244,20 +244,7 @@ def test_a_server_start_fails_what_a_dead_server_left_and_runs_what_was_queued(
         dead = J.started(dead, "gone", now=clock())
         assert store.save(dead)  # as a server killed mid-job leaves it: running
         assert store.acquire_lease(LOCAL_ACCOUNT_ID, dead.id, until=dead.lease_until, now=clock())
-        archive = make_zip(*NOTES)
-        queued = J.new_job(
-            JobKind.IMPORT,
-            LOCAL_ACCOUNT_ID,
-            now=clock(),
-            member_id=None,
-            key_id=None,
-            declared_bytes=len(archive),
-        )
-        store.create(queued)
-        first.jobs.blobs.write_upload(
-            LOCAL_ACCOUNT_ID, queued.id, iter([archive]), max_bytes=len(archive)
-        )
-        assert store.save(J.uploaded(queued, len(archive), now=clock()))
+        queued = queued_import(first, LOCAL_ACCOUNT_ID, make_zip(*NOTES), clock())
 
         clock.advance(J.LEASE_SECONDS + 1)  # the server was down a while
         second = build_services(settings, clock=clock)  # a new server on the same data

@@ -25,6 +25,8 @@ import httpx
 
 from memvault.adapters.aws.jobs import RUN_PREFIX, run_key
 from memvault.container import Services, build_services
+from memvault.domain import jobs as J
+from memvault.domain.jobs import Job, JobKind
 from memvault.lambda_jobs import handle
 from tests.support.backends import backend_settings
 from tests.support.clock import FakeClock
@@ -116,6 +118,24 @@ def deliver(services: Services, account_id: str, job_id: str) -> dict[str, Any]:
     handler on the event (AWS only; the embedded worker needs nothing)."""
     event = object_created(services.settings.bucket, run_key(account_id, job_id), 0)
     return handle(event, services)
+
+
+def queued_import(services: Services, account_id: str, archive: bytes, now: float) -> Job:
+    """An import whose archive has arrived and been checked, not yet started: what a
+    worker (or the job function) that died before the start leaves behind."""
+    job = J.new_job(
+        JobKind.IMPORT,
+        account_id,
+        now=now,
+        member_id=None,
+        key_id=None,
+        declared_bytes=len(archive),
+    )
+    services.jobs.jobs.create(job)
+    services.jobs.blobs.write_upload(account_id, job.id, iter([archive]), max_bytes=len(archive))
+    queued = J.uploaded(job, len(archive), now=now)
+    assert services.jobs.jobs.save(queued)
+    return queued
 
 
 def wait(client: httpx.Client, path: str, timeout: float = 60.0) -> dict[str, Any]:
