@@ -94,6 +94,25 @@ def test_every_path_gives_the_reference_answer(
                 assert got  # every query matches something
 
 
+@pytest.mark.parametrize("share", [1, 8])
+@pytest.mark.parametrize("limit", [1, 10])
+def test_a_walk_as_deep_as_a_share_of_the_matches_gives_the_reference_answer(
+    index: Indexed, monkeypatch: pytest.MonkeyPatch, share: int, limit: int
+) -> None:
+    # A walk at least 1/share of the matches deep (all of them with 1): it settles in one
+    # pass more often, and must give what the single statement gives.
+    db, ix, tenants = index
+    monkeypatch.setattr(search, "_WALK", 1)
+    monkeypatch.setattr(search, "_WALK_PER_RESULT", 1)
+    monkeypatch.setattr(search, "_WALK_SHARE", share)
+    for account in tenants:
+        for text in QUERIES:
+            query = SearchQuery(text, limit=limit)
+            got = ix.search(account, query, now=NOW)
+            assert got == reference(db, account, query), (account, query)
+            assert got
+
+
 def test_reindexing_replaces_a_notes_text_and_fields(index: Indexed) -> None:
     db, ix, _ = index
     old = ix.search(TENANTS[0], SearchQuery("otter", limit=1), now=NOW)[0]
