@@ -212,3 +212,61 @@ def test_a_database_with_the_shared_table_is_moved_to_one_table_per_account(
     finally:
         db.close()
         fresh_db.close()
+
+
+def _selection_corpus(rng: random.Random) -> list[SearchDoc]:
+    # "zephyr" rare (matching), "harbor" frequent (scoring only when a rarer word is
+    # asked for too), the animal words common.
+    # 440 notes: a word in 106 of them is frequent, not common (test_common_terms.py).
+    docs = []
+    for i in range(440):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(3, 30))]
+        if i % 7 == 0:
+            words.insert(rng.randrange(len(words) + 1), "zephyr")
+        if i % 4 == 0 and i < 424:
+            words += ["harbor"] * rng.randint(1, 3)
+        docs.append(
+            SearchDoc(
+                note_id=f"s-{i}",
+                path=f"s/note {i:03}.md",
+                title=f"note {i}",
+                tags=(),
+                body=" ".join(words),
+                updated_at=NOW - rng.random() * 400 * 86_400,
+                inbound_links=rng.choice((0, 0, 1, 2, 5, 40)),
+            )
+        )
+    return docs
+
+
+@pytest.mark.parametrize("walk", [1, 3, 64])
+def test_a_selection_walked_in_two_parts_gives_the_markers_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walk: int
+) -> None:
+    # Recall's searches match a message's rarer words and let its frequent ones only add
+    # to the score: walked as the notes holding a frequent word and those holding none,
+    # the answer is that of the one query with the marker phrase, field for field.
+    db = Database(tmp_path / "search.sqlite3")
+    ix = SqliteSearchIndex(db)
+    ix.upsert("acct", _selection_corpus(random.Random(11)))
+    monkeypatch.setattr(search, "_WALK", walk)
+    monkeypatch.setattr(search, "_WALK_PER_RESULT", 1)
+    split = search._walk_parts
+    parts_used: list[int] = []
+
+    def counted(*args: object) -> list[str] | None:
+        parts = split(*args)  # type: ignore[arg-type]
+        parts_used.append(0 if parts is None else len(parts))
+        return parts
+
+    for text in ("zephyr harbor", "zephyr harbor otter", "harbor zephyr reed willow"):
+        for limit in (1, 5, 40):
+            query = SearchQuery(text, limit=limit, skip_common_terms=True)
+            monkeypatch.setattr(search, "_walk_parts", counted)
+            got = ix.search("acct", query, now=NOW)
+            monkeypatch.setattr(search, "_walk_parts", lambda *_: None)
+            assert got == ix.search("acct", query, now=NOW), (text, limit)
+            # only notes holding the rare word match (every seventh)
+            assert got and all(int(h.note_id[2:]) % 7 == 0 for h in got)
+    assert parts_used and all(n == 2 for n in parts_used)  # the two parts were walked
+    db.close()
