@@ -1014,33 +1014,39 @@ def test_most_forms_are_gated() -> None:
 
 
 MB = 1_000_000
+# The pathological families at a quarter of a megabyte: a regression to quadratic matching
+# on any of them is still a hang at this size (minutes, against well under a second), and
+# the screen has no branch that a larger input of the same repetition would reach. A note
+# of the largest size there is (MAX_NOTE_BYTES) is screened in full by "prose". At a full
+# megabyte each, these took 15.4 s of CPU a suite run.
+QUARTER = MB // 4
 
 LARGE_INPUTS: list[tuple[str, str]] = [
     ("prose", ("The system design review covered memory, prompts and rules. " * 20000)[:MB]),
-    ("ignore-repeated", ("ignore " * (MB // 7))),
-    ("ignore-all-repeated", ("ignore all previous " * (MB // 20))),
-    ("spaces", "ignore" + " " * MB + "x"),
-    ("newlines", "\n" * MB),
-    ("backticks", "`" * MB),
-    ("backtick-runs", "` `` ``` " * (MB // 9)),
-    ("quotes", '"' * MB),
-    ("quote-pairs", ('"ignore all previous instructions" ' * (MB // 35))),
-    ("angles", "<" * MB),
-    ("angle-spaces", "< " * (MB // 2)),
-    ("pipes", "<|" * (MB // 2)),
-    ("memory-open", "<memory " * (MB // 8)),
-    ("system-lines", "system:\n" * (MB // 8)),
-    ("system-spaces", "system" + " " * MB + ":"),
-    ("fences", "```\n" * (MB // 4)),
-    ("unicode", ("ｉｇｎｏｒｅ\u200b " * (MB // 8))),
-    ("star-seps", "ignore" + "*_ " * (MB // 3)),
-    ("one-long-line-mentions", ("attack: 'ignore all previous instructions' " * (MB // 44))),
-    ("letter-spaced", "a b c d e " * (MB // 10)),
-    ("leet", "1gn0r3 4ll pr3v10us " * (MB // 20)),
-    ("you-are-now", "you are now " * (MB // 12)),
-    ("mixed-scripts", ("Привет мир 你好世界 hello world " * (MB // 30))),
-    ("cjk-verbs", "忽略之前的" * (MB // 5)),
-    ("code-spans", "`x` " * (MB // 4)),
+    ("ignore-repeated", ("ignore " * (QUARTER // 7))),
+    ("ignore-all-repeated", ("ignore all previous " * (QUARTER // 20))),
+    ("spaces", "ignore" + " " * QUARTER + "x"),
+    ("newlines", "\n" * QUARTER),
+    ("backticks", "`" * QUARTER),
+    ("backtick-runs", "` `` ``` " * (QUARTER // 9)),
+    ("quotes", '"' * QUARTER),
+    ("quote-pairs", ('"ignore all previous instructions" ' * (QUARTER // 35))),
+    ("angles", "<" * QUARTER),
+    ("angle-spaces", "< " * (QUARTER // 2)),
+    ("pipes", "<|" * (QUARTER // 2)),
+    ("memory-open", "<memory " * (QUARTER // 8)),
+    ("system-lines", "system:\n" * (QUARTER // 8)),
+    ("system-spaces", "system" + " " * QUARTER + ":"),
+    ("fences", "```\n" * (QUARTER // 4)),
+    ("unicode", ("ｉｇｎｏｒｅ\u200b " * (QUARTER // 8))),
+    ("star-seps", "ignore" + "*_ " * (QUARTER // 3)),
+    ("one-long-line-mentions", ("attack: 'ignore all previous instructions' " * (QUARTER // 44))),
+    ("letter-spaced", "a b c d e " * (QUARTER // 10)),
+    ("leet", "1gn0r3 4ll pr3v10us " * (QUARTER // 20)),
+    ("you-are-now", "you are now " * (QUARTER // 12)),
+    ("mixed-scripts", ("Привет мир 你好世界 hello world " * (QUARTER // 30))),
+    ("cjk-verbs", "忽略之前的" * (QUARTER // 5)),
+    ("code-spans", "`x` " * (QUARTER // 4)),
 ]
 
 
@@ -1082,7 +1088,7 @@ def test_a_window_search_reads_no_further_than_a_match_in_it_can_reach() -> None
 
 
 @pytest.mark.parametrize("text", [t for _, t in LARGE_INPUTS], ids=[i for i, _ in LARGE_INPUTS])
-def test_pathological_megabyte_inputs_complete(text: str) -> None:
+def test_pathological_inputs_complete(text: str) -> None:
     # Not timed (speed lives in bench/): a regression to quadratic matching shows up
     # as a hang here, and the verdict must still be a verdict.
     verdict = screen_text(text)
