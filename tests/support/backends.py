@@ -28,10 +28,48 @@ from tests.support.opensearch import index_pool, opensearch_url, require_reason
 BACKENDS = ["sqlite", "aws"]
 
 
+# Settings made, by everything they were made from but the data directory (see below).
+_settings_made: dict[str, Settings] = {}
+_settings_lock = threading.Lock()
+
+
+def _settings_key(backend: str, overrides: dict[str, object]) -> str | None:
+    """What a Settings is made from besides its data directory: the backend, the
+    overrides, every MEMVAULT_* variable of the environment, the working directory and
+    its .env file (pydantic-settings reads both); None when that cannot be told."""
+    try:
+        dotenv = Path(".env")
+        env_file = dotenv.read_bytes() if dotenv.is_file() else b""
+        environment = sorted(
+            (k, v) for k, v in os.environ.items() if k.upper().startswith("MEMVAULT_")
+        )
+        return repr((backend, sorted(overrides.items()), environment, os.getcwd(), env_file))
+    except Exception:
+        return None
+
+
 def make_settings(tmp_path: Path, backend: str, **overrides: object) -> Settings:
+    """Settings for a test's storage under ``tmp_path``.
+
+    Making a Settings reads its ~140 fields from the environment and the .env file: 3.8 ms
+    of CPU, for every services and live-server setup (thousands in a run). Settings has no
+    validator, so one made from the same backend, overrides and environment with another
+    data directory is the same but for that field: the first is made and kept, and each
+    later one is a deep copy of it with the test's own data directory.
+    """
     # Passwords hash at argon2id's cheapest cost: the suite hashes hundreds of them.
     overrides.setdefault("password_hash_cost", "low")
-    return Settings(backend=backend, data_dir=tmp_path / "data", **overrides)  # type: ignore[arg-type]
+    data_dir = tmp_path / "data"
+    key = _settings_key(backend, overrides)
+    with _settings_lock:
+        made = _settings_made.get(key) if key is not None else None
+    if made is None:
+        made = Settings(backend=backend, data_dir=data_dir, **overrides)  # type: ignore[arg-type]
+        if key is not None:
+            with _settings_lock:
+                _settings_made[key] = made.model_copy(deep=True)
+        return made
+    return made.model_copy(update={"data_dir": data_dir}, deep=True)
 
 
 def require_opensearch() -> str:
