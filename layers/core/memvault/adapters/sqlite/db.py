@@ -218,18 +218,34 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
 ]
 
 
-def migrate_columns(conn: sqlite3.Connection) -> None:
+def migrate_columns(conn: sqlite3.Connection, known: set[tuple[str, str]] | None = None) -> None:
+    """Add the columns of ADDED_COLUMNS that a table made before them lacks.
+
+    Each table's columns are read once per call; ``known`` (the database's, kept across
+    calls) holds the columns found or added, which later calls skip: every adapter's
+    schema calls this again as it opens, and reading every table's columns each time
+    was ~0.4 ms a call, 3.8 ms of the ~10 ms an open of a vault took.
+    """
+    columns: dict[str, set[str]] = {}
     for table, column, declaration in ADDED_COLUMNS:
-        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        if not present or column in present:
+        if known is not None and (table, column) in known:
+            continue
+        if table not in columns:
+            columns[table] = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        present = columns[table]
+        if not present:
             # No such table yet: the adapter that owns it creates it with the column.
             continue
-        try:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-        except sqlite3.OperationalError as exc:
-            # Another process opening the same file added it first.
-            if "duplicate column" not in str(exc):
-                raise
+        if column not in present:
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            except sqlite3.OperationalError as exc:
+                # Another process opening the same file added it first.
+                if "duplicate column" not in str(exc):
+                    raise
+            present.add(column)
+        if known is not None:
+            known.add((table, column))
 
 
 def migrate_key_owners(conn: sqlite3.Connection) -> None:
@@ -278,9 +294,10 @@ class Database:
         self._schema_lock = threading.Lock()
         self._schema_scripts: list[str] = [SCHEMA]
         self._applied: set[int] = set()
+        self._columns: set[tuple[str, str]] = set()  # ADDED_COLUMNS found in place
         with self._schema_lock:
             self._apply_schemas(self.connection())
-            migrate_columns(self.connection())
+            migrate_columns(self.connection(), self._columns)
             migrate_key_owners(self.connection())
 
     def add_schema(self, script: str) -> None:
@@ -288,7 +305,7 @@ class Database:
         with self._schema_lock:
             self._schema_scripts.append(script)
             self._apply_schemas(self.connection())
-            migrate_columns(self.connection())
+            migrate_columns(self.connection(), self._columns)
 
     def _apply_schemas(self, conn: sqlite3.Connection) -> None:
         for index, script in enumerate(self._schema_scripts):
