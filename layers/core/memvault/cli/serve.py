@@ -137,8 +137,6 @@ def mcp_stdio() -> None:
     """
     from pydantic import ValidationError
 
-    from memvault.container import get_services
-    from memvault.mcp.stdio import serve_stdio
     from memvault.settings import get_settings
 
     try:
@@ -147,6 +145,10 @@ def mcp_stdio() -> None:
                 "memvault mcp serves the embedded vault (MEMVAULT_BACKEND=sqlite); on the AWS"
                 " backend, point the MCP client at the server's /mcp URL instead"
             )
+        # Only now: the services and the MCP SDK take over a second to import, which a
+        # refusal need not wait for.
+        from memvault.container import get_services
+
         services = get_services()
         issued = services.accounts.bootstrap_local()
     except ValidationError as exc:
@@ -159,6 +161,8 @@ def mcp_stdio() -> None:
             f" once, is {issued.secret} (for `memvault serve` and the REST API)."
         )
     err.print(Text(f"memvault: MCP on stdio, data in {services.settings.data_dir}"))
+    from memvault.mcp.stdio import serve_stdio
+
     serve_stdio(services)
 
 
