@@ -18,7 +18,7 @@ import pytest
 
 from memvault.container import build_services
 from memvault.domain.models import Toggles, UsageRecord
-from tests.support.backends import backend_settings
+from tests.support.backends import backend_settings, seed_sqlite
 from tests.support.clock import FakeClock
 from tests.support.servers import LiveServer, serve
 from tests.support.upstream import ScriptedUpstream
@@ -59,6 +59,7 @@ def gateway(
 ) -> Iterator[LiveServer]:
     """memvault in front of the scripted upstream, on the test's backend."""
     with backend_settings(tmp_path, backend, **gateway_overrides(upstream)) as settings:
+        seed_sqlite(settings)
         yield from serve(build_services(settings, clock=clock), clock)
 
 
@@ -68,6 +69,7 @@ def sqlite_gateway(
 ) -> Iterator[LiveServer]:
     """For protocol behaviour that involves no storage: the embedded backend only."""
     with backend_settings(tmp_path, "sqlite", **gateway_overrides(upstream)) as settings:
+        seed_sqlite(settings)
         yield from serve(build_services(settings, clock=clock), clock)
 
 

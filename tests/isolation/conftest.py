@@ -11,7 +11,7 @@ import pytest
 
 from memvault.container import Services, build_services
 from tests.gateway.conftest import gateway_overrides, upstream, upstream_server
-from tests.support.backends import backend_settings
+from tests.support.backends import backend_settings, seed_sqlite
 from tests.support.clock import FakeClock
 from tests.support.servers import LiveServer, serve
 from tests.support.upstream import ScriptedUpstream
@@ -29,6 +29,7 @@ UNLIMITED: dict[str, object] = {
 @pytest.fixture
 def services(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[Services]:
     with backend_settings(tmp_path, backend, **UNLIMITED) as settings:
+        seed_sqlite(settings)
         yield build_services(settings, clock=clock)
 
 
@@ -39,4 +40,5 @@ def server(
     """memvault on a real server in front of the scripted upstream, on the backend."""
     overrides = gateway_overrides(upstream, **UNLIMITED)
     with backend_settings(tmp_path, backend, **overrides) as settings:
+        seed_sqlite(settings)
         yield from serve(build_services(settings, clock=clock), clock)
