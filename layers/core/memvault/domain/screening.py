@@ -436,6 +436,8 @@ _EXAMPLE_INTRO_RE: Final = re.compile(
     r"(?<![^\W_])(?:(?:something|a (?:sentence|line|phrase|message|request|text|note|comment)"
     r"|one|phrases?+|sentences?+|lines?+) like|such as|e\.g\.,?+|for (?:example|instance),?+"
     r"|say(?:ing|s)?+|reading|(?:that|which) (?:says|reads)|like)[ \t]*+$"
+    # a kind named, its example in brackets: 'Role play ("pretend you are ...")'
+    r"|[^\W_][ \t]++\($"
 )
 _SPECIMEN_REACH: Final = 240  # how far a quotation's marks and its sentence are looked for
 _SENTENCE_END_RE: Final = re.compile(r"[.!?\n\u3002\uff01\uff1f]")
