@@ -633,6 +633,7 @@ class Gateway:
                     # provider broke off): what reached memvault is billed, the events
                     # already read and those still buffered.
                     if stream is not None:
+                        await _received()
                         _drain(stream, parser, meter)
                     self._metered(ex, meter)
                 if tools is not None:
@@ -703,6 +704,15 @@ class Gateway:
                 "notices": len(ex.plan.notices),
             },
         )
+
+
+async def _received() -> None:
+    """Let the event loop read what the provider's socket already holds. A client that
+    hangs up can reach memvault before the bytes the provider sent just before it were
+    read off the socket; they have reached memvault all the same, and are billed. Three
+    turns of the loop: one to poll the socket, one to hand its bytes to the stream."""
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 
 def _drain(stream: UpstreamStream, parser: SseParser, meter: StreamMeter) -> None:
