@@ -212,6 +212,11 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             # (ADR 0057), interleaved with the split one.
             runs["nearest chunks, one thread"] = one_thread(svc.vectors, runs["nearest chunks"])
             runs["recall hybrid, one thread"] = one_thread(svc.vectors, runs["recall hybrid"])
+            # ADR 0076: the design before it (exact below 150k chunks, 1,000 candidates).
+            runs["hybrid, before ADR 0076"] = before_0076(svc.vectors, runs["hybrid"])
+            runs["nearest chunks, before ADR 0076"] = before_0076(
+                svc.vectors, runs["nearest chunks"]
+            )
             before = before_0066(svc.vectors, ACCOUNT, semantic.model)
             if before is not None:
                 runs["nearest chunks, before ADR 0066"] = before(runs["nearest chunks"])
@@ -239,6 +244,20 @@ def one_thread(index: Any, run: Callable[[str, int], object]) -> Callable[[str, 
             index._split_rows = split
 
     return unsplit
+
+
+def before_0076(index: Any, run: Callable[[str, int], object]) -> Callable[[str, int], object]:
+    from memvault.adapters.sqlite import vectors
+
+    def as_before(text: str, n: int) -> object:
+        kept = index._ann_min_rows, vectors.MIN_CANDIDATES
+        index._ann_min_rows, vectors.MIN_CANDIDATES = 150_000, 1_000
+        try:
+            return run(text, n)
+        finally:
+            index._ann_min_rows, vectors.MIN_CANDIDATES = kept
+
+    return as_before
 
 
 def before_0066(
@@ -435,6 +454,8 @@ def print_table(results: list[dict[str, Any]]) -> None:
         "recall hybrid, one thread",
         "nearest chunks, before ADR 0066",
         "recall hybrid, before ADR 0066",
+        "hybrid, before ADR 0076",
+        "nearest chunks, before ADR 0076",
         "tantivy",
     ]
     for kind in kinds:
@@ -467,7 +488,7 @@ def print_table(results: list[dict[str, Any]]) -> None:
                 f"[{r['size']}] nearest chunks as deployed {r['nearest as deployed p50']:.2f} ms"
                 f" p50 against an exact scan {r['nearest exact p50']:.2f} ms; recall@10"
                 f" {r['ann recall@10']:.3f}, @60 {r['ann recall@60']:.3f} (exact below"
-                " 150k chunks; target >= 0.95)"
+                " 50k chunks; target >= 0.95)"
             )
         if "before ADR 0066 recall@10" in r:
             print(
@@ -479,6 +500,11 @@ def print_table(results: list[dict[str, Any]]) -> None:
             hybrid, keyword = r["hybrid all p50"], r["keyword all p50"]
             print(
                 f"[{r['size']}] hybrid / keyword p50: {hybrid / keyword:.2f}x (target at 10k <= 2x)"
+                + (
+                    f"; before ADR 0076 {r['hybrid, before ADR 0076 all p50'] / keyword:.2f}x"
+                    if "hybrid, before ADR 0076 all p50" in r
+                    else ""
+                )
             )
         if "tantivy all p50" in r:
             line = (

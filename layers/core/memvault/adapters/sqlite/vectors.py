@@ -132,7 +132,10 @@ CACHE_ROWS = 400_000
 # The two-stage search (ADR 0047): an (account, model) with at least this many chunks is
 # searched first in ``PROJECTED_DIMS`` dimensions (its own principal directions), and the
 # best ``candidates`` of that pass are scored again exactly. Below it, every row exactly.
-ANN_MIN_ROWS = 150_000
+# 150k until ADR 0076: a 10k-note vault (107,518 chunks) was scanned exactly, 6.1 ms CPU a
+# query against 2.1 two-stage at recall@10 0.993-0.994 and @60 0.979-0.981 (2,000
+# candidates); an account of 50k chunks scans 2.9 ms exactly.
+ANN_MIN_ROWS = 50_000
 # 48 directions and 0.5% of the rows rescored, each row's projected score raised by
 # RESIDUAL_WEIGHT x (the query's length outside the directions) x (the row's): ADR 0066.
 # On the 100k vault's 1,079,145 chunks, 150 held-out phrases: recall@10 against exact
@@ -143,7 +146,8 @@ PROJECTED_DIMS = 48
 TRAIN_ROWS = 20_000
 # Candidates scored exactly: a share of the rows searched, and never fewer than this.
 CANDIDATE_SHARE = 0.005
-MIN_CANDIDATES = 1_000
+# 2,000 (ADR 0076; 1,000 before): at 107,518 rows 1,000 candidates kept @60 at 0.955.
+MIN_CANDIDATES = 2_000
 # A row's exact score is its projected score plus the product of the query's and the
 # row's parts outside the directions, at most |q_r| |x_r|. Rows whose residual is long
 # are the ones the projected pass underrates, so candidates are chosen by
