@@ -34,6 +34,7 @@ import sqlite3
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from memvault.adapters.sqlite import search_bounds as bounds
 from memvault.adapters.sqlite.db import Database
 from memvault.domain import query as query_terms
 from memvault.domain import ranking
@@ -210,23 +211,37 @@ _WALK_SHARE = 128
 
 
 @dataclass(frozen=True, slots=True)
+class _Build:
+    """A search's answer when impact lists it would use are missing or stale."""
+
+    tokens: tuple[str, ...]
+    snapshot: bool
+
+
+@dataclass(frozen=True, slots=True)
 class _Account:
     """An account's entry in search_tables, as one snapshot saw it."""
 
     table: str
     notes: int
     generation: int
+    table_id: int
 
 
 class SqliteSearchIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
+        # Searches score from impact lists (ADR 0075); False: the walk of FTS5's matches
+        # alone (the bench alternates the two, tests compare them).
+        self.impact_lists = True
+        self.decoded = bounds.Decoded()
         # Recall's selection: counts capped at one past the common cutoff, kept 60 s
         # (domain.query.TermCounts), as for every engine.
         self.term_counts = query_terms.TermCounts()
         # The score's weight: exact counts, per account generation.
         self.doc_counts = query_terms.TermCounts()
         db.add_schema(SCHEMA)
+        db.add_schema(bounds.SCHEMA)
         self._migrate_shared_table()
 
     # ------------------------------------------------------------------ tables
@@ -243,7 +258,7 @@ class SqliteSearchIndex:
         ).fetchone()
         if row is None:
             return None
-        return _Account(fts_table(row[0]), int(row[1]), int(row[2]))
+        return _Account(fts_table(row[0]), int(row[1]), int(row[2]), int(row[0]))
 
     @classmethod
     def _writable(cls, conn: sqlite3.Connection, account_id: str) -> str:
@@ -372,6 +387,19 @@ class SqliteSearchIndex:
                 ],
             )
             self._changed(conn, account_id, len(fresh))
+            # Impact lists built before this write do not hold these rows (ADR 0075).
+            written = self._account(conn, account_id)
+            assert written is not None
+            bounds.written(
+                conn,
+                written.table_id,
+                written.generation,
+                [
+                    (rowid, (MARKER, doc.path, doc.title, " ".join(doc.tags), doc.body))
+                    for rowid, doc in zip(rowids, docs, strict=True)
+                ],
+                _TOKENIZE,
+            )
 
     @staticmethod
     def _rowids(conn: sqlite3.Connection, account_id: str, paths: list[str]) -> dict[str, int]:
@@ -394,7 +422,7 @@ class SqliteSearchIndex:
             account = self._account(conn, account_id)
             if account is None:
                 return
-            removed = 0
+            removed: list[int] = []
             for path in dict.fromkeys(paths):
                 row = conn.execute(
                     "SELECT rowid FROM search_rows WHERE account_id = ? AND path = ?",
@@ -403,15 +431,33 @@ class SqliteSearchIndex:
                 if row is not None:
                     conn.execute(f"DELETE FROM {account.table} WHERE rowid = ?", (row[0],))
                     conn.execute("DELETE FROM search_rows WHERE rowid = ?", (row[0],))
-                    removed += 1
+                    removed.append(int(row[0]))
             if removed:
-                self._changed(conn, account_id, -removed)
+                self._changed(conn, account_id, -len(removed))
+                # Impact lists built before may still hold these rows (ADR 0075).
+                bounds.written(
+                    conn,
+                    account.table_id,
+                    account.generation + 1,
+                    [(rowid, None) for rowid in removed],
+                    _TOKENIZE,
+                )
 
     def set_inbound(self, account_id: str, counts: Mapping[str, int]) -> None:
         if not counts:
             return
         # Ranking rows only: no statistic the score's weight reads, so no new generation.
         with self.db.transaction() as conn:
+            account = self._account(conn, account_id)
+            if account is not None and bounds.built(conn, account.table_id):
+                # A snapshot built before holds the old counts: searches read these rows'
+                # afresh until the next is built (ADR 0075).
+                changed = conn.execute(
+                    "SELECT r.rowid FROM json_each(?) AS c CROSS JOIN search_rows AS r"
+                    " ON r.account_id = ? AND r.path = c.key WHERE r.inbound != c.value",
+                    (json.dumps(dict(counts)), account_id),
+                ).fetchall()
+                bounds.linked(conn, account.table_id, account.generation, [r[0] for r in changed])
             conn.executemany(
                 "UPDATE search_rows SET inbound = ? WHERE account_id = ? AND path = ?"
                 " AND inbound != ?",
@@ -426,6 +472,7 @@ class SqliteSearchIndex:
             # The account's own table: dropped and made again empty, whatever it held.
             conn.execute(f"DROP TABLE {account.table}")
             _create_table(conn, account.table)
+            bounds.forget(conn, account.table_id)
             conn.execute("DELETE FROM search_rows WHERE account_id = ?", (account_id,))
             self._changed(conn, account_id, -account.notes)
 
@@ -434,6 +481,18 @@ class SqliteSearchIndex:
         terms = query_terms.search_terms(query.text)
         if not terms or query.limit <= 0:
             return []
+        found = self._search(account_id, query, terms, now, build=True)
+        if isinstance(found, _Build):
+            # Bounds its terms lack, built in a write transaction of their own; the search
+            # then runs again on a new snapshot (it is exact with or without them).
+            self._build_bounds(account_id, found)
+            found = self._search(account_id, query, terms, now, build=False)
+            assert not isinstance(found, _Build)
+        return found
+
+    def _search(
+        self, account_id: str, query: SearchQuery, terms: list[str], now: float, *, build: bool
+    ) -> list[SearchHit] | _Build:
         conn = self.db.connection()
         # The passes must see one snapshot, as the single statement they replace did.
         own_snapshot = not conn.in_transaction
@@ -459,16 +518,23 @@ class SqliteSearchIndex:
             # the walk goes before it may have to score every match again (``_walk``).
             matches = min(account.notes, sum(counts[t] for t in selection.matching))
             walk_parts = _walk_parts(selection, counts, account.notes)
-            top = self._top(
-                conn,
-                account.table,
-                account_id,
-                query,
-                _selected(selection),
-                now,
-                matches,
-                walk_parts,
+            exact = self._exact(
+                conn, account, query, selection, counts, now, build=build and own_snapshot
             )
+            if isinstance(exact, _Build):
+                return exact
+            top = exact
+            if top is None:
+                top = self._top(
+                    conn,
+                    account.table,
+                    account_id,
+                    query,
+                    _selected(selection),
+                    now,
+                    matches,
+                    walk_parts,
+                )
             # Scanning the matches once costs less than looking up each winner when each
             # lookup seeks several terms; it visits at most the matches the walk did.
             scan = len(selection.terms) > 1
@@ -495,6 +561,128 @@ class SqliteSearchIndex:
             for rowid, final, _ in top
             if (r := rows.get(rowid)) is not None
         ]
+
+    def _exact(
+        self,
+        conn: sqlite3.Connection,
+        account: _Account,
+        query: SearchQuery,
+        selection: query_terms.TermSelection,
+        counts: Mapping[str, int],
+        now: float,
+        *,
+        build: bool,
+    ) -> list[tuple[int, float, str]] | _Build | None:
+        """(rowid, final score, path) of the best matches, best first, from the impact lists
+        (ADR 0075); _Build when lists it needs are missing or stale; None when it cannot
+        answer (a filter, a word of several tokens, or lists it may not build)."""
+        if not self.impact_lists or query.folder or query.tag:
+            return None
+        tokens: list[str] = []
+        for term in selection.terms:
+            token = bounds.token_of(term, _TOKENIZE)
+            if token is None:
+                return None
+            tokens.append(token)
+        distinct = sorted(set(tokens))
+        table_id = account.table_id
+        have = bounds.stored_impacts(conn, self.decoded, table_id, distinct)
+        snap = bounds.stored_snapshot(conn, self.decoded, table_id)
+        missing = tuple(token for token in distinct if token not in have)
+        renew = snap is None
+        since = -1
+        if snap is not None:
+            since = min([snap.built, *(impacts.built for impacts in have.values())])
+            written, unknown = bounds.fresh_count(conn, table_id, since)
+            renew = unknown > 0 or bounds.stale(written, account.notes)
+        if missing or renew:
+            if not build:
+                return None
+            return _Build(tuple(distinct) if renew else missing, snapshot=renew)
+        assert snap is not None
+        notes, avgdl = bounds.averages(conn, account.table)
+        if notes <= 0:
+            return None
+        terms = [
+            (have[token], ranking.idf(notes, counts[term]), term in selection.matching)
+            for term, token in zip(selection.terms, tokens, strict=True)
+        ]
+        fresh = bounds.fresh(conn, table_id, since, distinct)
+        relinked = bounds.links_since(conn, table_id, snap.built)
+        current = self._ranking_rows(conn, [*relinked, *fresh.terms])
+        rowids, finals = bounds.scores(
+            self.decoded,
+            snap,
+            terms,
+            fresh,
+            {rowid: current[rowid] for rowid in relinked if rowid in current},
+            current,
+            avgdl,
+            now,
+            query.limit,
+        )
+        paths = self._paths(conn, rowids.tolist())
+        top = sorted(
+            (
+                (rowid, final, paths[rowid])
+                for rowid, final in zip(rowids.tolist(), finals.tolist(), strict=True)
+                if rowid in paths
+            ),
+            key=lambda hit: (-hit[1], hit[2]),
+        )
+        return top[: query.limit]
+
+    @staticmethod
+    def _ranking_rows(
+        conn: sqlite3.Connection, rowids: Sequence[int]
+    ) -> dict[int, tuple[float, float]]:
+        """(updated_at, inbound) of these ranking rows, as they are now."""
+        found: dict[int, tuple[float, float]] = {}
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            found.update(
+                (int(r[0]), (float(r[1]), float(r[2])))
+                for r in conn.execute(
+                    f"SELECT rowid, updated_at, inbound FROM search_rows WHERE rowid IN ({marks})",
+                    chunk,
+                )
+            )
+        return found
+
+    @staticmethod
+    def _paths(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+        found: dict[int, str] = {}
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            found.update(
+                (int(r[0]), str(r[1]))
+                for r in conn.execute(
+                    f"SELECT rowid, path FROM search_rows WHERE rowid IN ({marks})", chunk
+                )
+            )
+        return found
+
+    def _build_bounds(self, account_id: str, build: _Build) -> None:
+        """Build (again) and keep impact lists and the snapshot, in one write transaction."""
+        try:
+            with self.db.transaction() as conn:
+                account = self._account(conn, account_id)
+                if account is None:
+                    return
+                generation = account.generation
+                if build.snapshot:
+                    snap = bounds.snapshot(conn, account.table, account_id, generation)
+                    bounds.store_snapshot(conn, account.table_id, snap)
+                for token in build.tokens:
+                    impacts = bounds.collect(conn, account.table, token, generation)
+                    bounds.store_impacts(conn, account.table_id, impacts)
+                if build.snapshot:
+                    bounds.rebuilt(conn, account.table_id, generation)
+        except sqlite3.OperationalError:
+            # A read-only file or a lock held too long: the search runs without them.
+            log.warning("search impact lists not built", exc_info=True)
 
     def note_counts(
         self, conn: sqlite3.Connection, account_id: str, account: _Account, terms: Sequence[str]

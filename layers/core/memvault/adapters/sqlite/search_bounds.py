@@ -1,0 +1,595 @@
+"""Impact lists beside each account's FTS5 table: a search scores only what it must.
+
+FTS5's ``bm25()`` costs about 0.9 us a match and a query's matches grow with the vault,
+while its best few are settled within a small share of them (ADR 0074). For each term
+(FTS5 token) a search has used, this module keeps the token's *impact list*: the rowid of
+every note of the account holding it and the token's field-weighted frequency ``F`` there
+(bm25's per-phrase input, from FTS5's own instances); and for the account a *snapshot*:
+each note's length ``D`` (FTS5's docsize), ``updated_at`` and inbound-link count. From
+them ``scores`` computes every matching note's final score with numpy, in the operations
+and order of FTS5's ``bm25()`` and of the SQL multiplier (ADR 0075): the same doubles, as
+the tests compare bit for bit against the reference statement.
+
+The lists are derived data, built per token when a search first needs them and never
+refuse a write. A write records its rows in ``search_fresh`` with the account's generation,
+in its own transaction, and a list or snapshot built at generation ``g`` holds exactly the
+notes whose last write is at or before ``g``. A small write (at most FRESH_WRITE notes) also
+keeps each note's own tokens (``search_fresh_terms``: FTS5's tokenizer over the same
+columns, in memory), so a search scores it exactly too; a larger one (an import) leaves
+them unknown, and the next search builds the lists it uses again first. A new inbound
+count is kept in ``search_links`` and read afresh. When the fresh rows grow past
+FRESH_SHARE of the notes, the next search builds again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from memvault.domain import ranking
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS search_impacts (
+    table_id INTEGER NOT NULL,
+    token TEXT NOT NULL,
+    built INTEGER NOT NULL,
+    rowids BLOB NOT NULL,
+    freqs BLOB NOT NULL,
+    PRIMARY KEY (table_id, token)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS search_snapshots (
+    table_id INTEGER PRIMARY KEY,
+    built INTEGER NOT NULL,
+    rowids BLOB NOT NULL,
+    lengths BLOB NOT NULL,
+    updated BLOB NOT NULL,
+    inbound BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS search_fresh (
+    rowid INTEGER PRIMARY KEY,
+    table_id INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    length INTEGER
+);
+CREATE INDEX IF NOT EXISTS search_fresh_by_table ON search_fresh (table_id, generation);
+CREATE TABLE IF NOT EXISTS search_fresh_terms (
+    token TEXT NOT NULL,
+    rowid INTEGER NOT NULL,
+    freq INTEGER NOT NULL,
+    PRIMARY KEY (token, rowid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS search_fresh_terms_by_row ON search_fresh_terms (rowid);
+CREATE TABLE IF NOT EXISTS search_links (
+    rowid INTEGER PRIMARY KEY,
+    table_id INTEGER NOT NULL,
+    generation INTEGER NOT NULL
+);
+"""
+
+# A search_fresh row's length: a deleted note, or one whose tokens were not kept.
+GONE = -1
+UNKNOWN = -2
+
+# A write of at most this many notes keeps their tokens (search_fresh_terms); a larger
+# one leaves them unknown, and the next search builds its lists again.
+FRESH_WRITE = 32
+# Rows written since the lists a search uses, past this share of the account's notes (and
+# FRESH_FLOOR), have those lists built again first.
+FRESH_SHARE = 0.02
+FRESH_FLOOR = 256
+
+# The weight of each FTS5 column in bm25 (domain.ranking.FIELD_WEIGHTS; the marker 0).
+_WEIGHTS = {"path": 2, "title": 3, "tags": 2, "body": 1}
+# The account tables' columns a note's text goes in, in order (search._COLUMNS).
+_TEXT_COLUMNS = ("marker", "path", "title", "tags", "body")
+
+_I64 = npt.NDArray[np.int64]
+_F64 = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Impacts:
+    """A token's impact list: its notes' rowids (ascending) and its F in each."""
+
+    token: str
+    built: int  # the account generation it was built at
+    rowids: _I64
+    freqs: _F64
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The account's notes' lengths, updated_at and inbound counts at ``built``."""
+
+    built: int
+    rowids: _I64
+    lengths: _F64
+    updated: _F64
+    inbound: _F64
+
+
+@dataclass(frozen=True, slots=True)
+class Fresh:
+    """What a search reads of the rows written since ``since``."""
+
+    rows: dict[int, int]  # rowid -> its length, GONE or UNKNOWN
+    terms: dict[int, dict[str, int]]  # rowid -> token -> F (of the search's tokens)
+
+
+# ---------------------------------------------------------------- tokens
+class _Tokenizer:
+    """FTS5's own tokens of a word or a note (the account tables' tokenizer, in memory)."""
+
+    def __init__(self, tokenize: str) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        columns = ", ".join(_TEXT_COLUMNS)
+        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize = '{tokenize}')")
+        self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        self._conn.execute(f"CREATE VIRTUAL TABLE n USING fts5({columns}, tokenize = '{tokenize}')")
+        self._conn.execute("CREATE VIRTUAL TABLE nv USING fts5vocab(n, 'instance')")
+        self._lock = threading.Lock()
+        self._known: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, word: str) -> tuple[str, ...]:
+        found = self._known.get(word)
+        if found is not None:
+            return found
+        with self._lock:
+            self._conn.execute("DELETE FROM t")
+            self._conn.execute("INSERT INTO t (x) VALUES (?)", (word,))
+            rows = self._conn.execute("SELECT term FROM v ORDER BY offset").fetchall()
+        found = tuple(str(r[0]) for r in rows)
+        if len(self._known) > 65_536:
+            self._known.clear()
+        self._known[word] = found
+        return found
+
+    def notes(self, texts: Sequence[Sequence[str]]) -> list[tuple[int, dict[str, int]]]:
+        """Per note (its columns' texts, _TEXT_COLUMNS), bm25's D and each token's F."""
+        weights = " ".join(f"WHEN '{col}' THEN {w}" for col, w in _WEIGHTS.items())
+        marks = ", ".join("?" * len(_TEXT_COLUMNS))
+        with self._lock:
+            self._conn.execute("DELETE FROM n")
+            self._conn.executemany(
+                f"INSERT INTO n (rowid, {', '.join(_TEXT_COLUMNS)}) VALUES (?, {marks})",
+                [(i, *text) for i, text in enumerate(texts)],
+            )
+            sizes = self._conn.execute("SELECT id, sz FROM n_docsize").fetchall()
+            rows = self._conn.execute(
+                f"SELECT doc, term, sum(CASE col {weights} ELSE 0 END) FROM nv GROUP BY doc, term"
+            ).fetchall()
+            self._conn.execute("DELETE FROM n")
+        found: list[tuple[int, dict[str, int]]] = [(0, {}) for _ in texts]
+        for doc, size in sizes:
+            found[int(doc)] = (sum(_varints(bytes(size))), {})
+        for doc, term, f in rows:
+            if f:
+                found[int(doc)][1][str(term)] = int(f)
+        return found
+
+
+_tokenizers: dict[str, _Tokenizer] = {}
+_tokenizers_lock = threading.Lock()
+
+
+def _tokenizer(tokenize: str) -> _Tokenizer:
+    with _tokenizers_lock:
+        found = _tokenizers.get(tokenize)
+        if found is None:
+            found = _tokenizers[tokenize] = _Tokenizer(tokenize)
+        return found
+
+
+def token_of(word: str, tokenize: str) -> str | None:
+    """The one FTS5 token a search word is, or None when it is several (or none)."""
+    tokens = _tokenizer(tokenize).tokens(word)
+    return tokens[0] if len(tokens) == 1 else None
+
+
+# ---------------------------------------------------------------- FTS5's records
+def _varints(blob: bytes) -> Iterable[int]:
+    """SQLite's varints, as FTS5 writes its docsize and averages records."""
+    i, n = 0, len(blob)
+    while i < n:
+        value = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        yield value
+
+
+def averages(conn: sqlite3.Connection, table: str) -> tuple[int, float]:
+    """FTS5's own row count and average row length (``bm25()``'s nRow and avgdl, the same
+    double division)."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0.0
+    values = list(_varints(bytes(row[0])))
+    notes, tokens = values[0], sum(values[1:])
+    return notes, (float(tokens) / float(notes) if notes else 0.0)
+
+
+# ---------------------------------------------------------------- building
+def _vocab(conn: sqlite3.Connection, table: str) -> str:
+    name = f"{table}_instances"
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, {table}, instance)"
+    )
+    return f"temp.{name}"
+
+
+def collect(conn: sqlite3.Connection, table: str, token: str, generation: int) -> Impacts:
+    """The token's impact list from the account table as ``conn`` sees it (at
+    ``generation``): FTS5's own instances of the token, weighted by column."""
+    vocab = _vocab(conn, table)
+    weights = " ".join(f"WHEN '{col}' THEN {w}" for col, w in _WEIGHTS.items())
+    rows = conn.execute(
+        f"SELECT doc, sum(CASE col {weights} ELSE 0 END) FROM {vocab}"
+        " WHERE term = ? GROUP BY doc ORDER BY doc",
+        (token,),
+    ).fetchall()
+    kept = [(int(doc), int(f)) for doc, f in rows if f]
+    rowids = np.array([doc for doc, _ in kept], dtype=np.int64)
+    freqs = np.array([f for _, f in kept], dtype=np.float64)
+    return Impacts(token, generation, rowids, freqs)
+
+
+def snapshot(conn: sqlite3.Connection, table: str, account_id: str, generation: int) -> Snapshot:
+    """The account's snapshot as ``conn`` sees it (at ``generation``): each note's length
+    from FTS5's docsize records (bm25's D), its updated_at and inbound count."""
+    rows = conn.execute(
+        f"SELECT d.id, d.sz, r.updated_at, r.inbound FROM {table}_docsize AS d"
+        " JOIN search_rows AS r ON r.rowid = d.id WHERE r.account_id = ? ORDER BY d.id",
+        (account_id,),
+    ).fetchall()
+    return Snapshot(
+        generation,
+        np.array([r[0] for r in rows], dtype=np.int64),
+        np.array([sum(_varints(bytes(r[1]))) for r in rows], dtype=np.float64),
+        np.array([r[2] for r in rows], dtype=np.float64),
+        np.array([r[3] for r in rows], dtype=np.float64),
+    )
+
+
+def store_impacts(conn: sqlite3.Connection, table_id: int, impacts: Impacts) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO search_impacts (table_id, token, built, rowids, freqs)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (
+            table_id,
+            impacts.token,
+            impacts.built,
+            impacts.rowids.astype(np.int64).tobytes(),
+            impacts.freqs.astype(np.int32).tobytes(),
+        ),
+    )
+
+
+def store_snapshot(conn: sqlite3.Connection, table_id: int, snap: Snapshot) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO search_snapshots (table_id, built, rowids, lengths, updated,"
+        " inbound) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            table_id,
+            snap.built,
+            snap.rowids.astype(np.int64).tobytes(),
+            snap.lengths.astype(np.int32).tobytes(),
+            snap.updated.astype(np.float64).tobytes(),
+            snap.inbound.astype(np.int32).tobytes(),
+        ),
+    )
+
+
+def rebuilt(conn: sqlite3.Connection, table_id: int, generation: int) -> None:
+    """After a build at ``generation`` of the snapshot and the lists a search uses: every
+    older list is dropped (built again when next used), and the fresh rows they all cover."""
+    conn.execute(
+        "DELETE FROM search_impacts WHERE table_id = ? AND built < ?", (table_id, generation)
+    )
+    conn.execute(
+        "DELETE FROM search_fresh_terms WHERE rowid IN (SELECT rowid FROM search_fresh"
+        " WHERE table_id = ? AND generation <= ?)",
+        (table_id, generation),
+    )
+    conn.execute(
+        "DELETE FROM search_fresh WHERE table_id = ? AND generation <= ?", (table_id, generation)
+    )
+    conn.execute(
+        "DELETE FROM search_links WHERE table_id = ? AND generation <= ?", (table_id, generation)
+    )
+
+
+class Decoded:
+    """Decoded lists and snapshots of one database, by (table id, token, generation built):
+    a stored one never changes, so it is decoded once ("" is the snapshot's token); and
+    where each list's notes are in a snapshot."""
+
+    MAX = 4096
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.stored: dict[tuple[int, str, int], Impacts | Snapshot] = {}
+        self.places: dict[tuple[int, str, int], tuple[Snapshot, _I64, _F64]] = {}
+
+    def remember(self, key: tuple[int, str, int], value: Impacts | Snapshot) -> None:
+        with self.lock:
+            if len(self.stored) >= self.MAX:
+                self.stored.clear()
+            self.stored[key] = value
+
+
+def stored_impacts(
+    conn: sqlite3.Connection, decoded: Decoded, table_id: int, tokens: Sequence[str]
+) -> dict[str, Impacts]:
+    """The impact lists stored for these tokens (those that have one)."""
+    if not tokens:
+        return {}
+    marks = ", ".join("?" * len(tokens))
+    found: dict[str, Impacts] = {}
+    built = conn.execute(
+        f"SELECT token, built FROM search_impacts WHERE table_id = ? AND token IN ({marks})",
+        (table_id, *tokens),
+    ).fetchall()
+    for token, generation in built:
+        key = (table_id, str(token), int(generation))
+        known = decoded.stored.get(key)
+        if not isinstance(known, Impacts):
+            row = conn.execute(
+                "SELECT rowids, freqs FROM search_impacts WHERE table_id = ? AND token = ?",
+                (table_id, token),
+            ).fetchone()
+            known = Impacts(
+                str(token),
+                int(generation),
+                np.frombuffer(row[0], dtype=np.int64),
+                np.frombuffer(row[1], dtype=np.int32).astype(np.float64),
+            )
+            decoded.remember(key, known)
+        found[str(token)] = known
+    return found
+
+
+def stored_snapshot(conn: sqlite3.Connection, decoded: Decoded, table_id: int) -> Snapshot | None:
+    row = conn.execute(
+        "SELECT built FROM search_snapshots WHERE table_id = ?", (table_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    key = (table_id, "", int(row[0]))
+    known = decoded.stored.get(key)
+    if isinstance(known, Snapshot):
+        return known
+    r = conn.execute(
+        "SELECT rowids, lengths, updated, inbound FROM search_snapshots WHERE table_id = ?",
+        (table_id,),
+    ).fetchone()
+    snap = Snapshot(
+        int(row[0]),
+        np.frombuffer(r[0], dtype=np.int64),
+        np.frombuffer(r[1], dtype=np.int32).astype(np.float64),
+        np.frombuffer(r[2], dtype=np.float64),
+        np.frombuffer(r[3], dtype=np.int32).astype(np.float64),
+    )
+    decoded.remember(key, snap)
+    return snap
+
+
+def fresh_count(conn: sqlite3.Connection, table_id: int, generation: int) -> tuple[int, int]:
+    """(rows written after ``generation``, how many of them have unknown tokens)."""
+    row = conn.execute(
+        "SELECT count(*), coalesce(sum(length = ?), 0) FROM search_fresh"
+        " WHERE table_id = ? AND generation > ?",
+        (UNKNOWN, table_id, generation),
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def stale(fresh: int, notes: int) -> bool:
+    return fresh > max(FRESH_FLOOR, FRESH_SHARE * notes)
+
+
+def fresh(conn: sqlite3.Connection, table_id: int, since: int, tokens: Sequence[str]) -> Fresh:
+    """The rows written after ``since``, with their F of ``tokens``."""
+    rows = {
+        int(r[0]): int(r[1])
+        for r in conn.execute(
+            "SELECT rowid, length FROM search_fresh WHERE table_id = ? AND generation > ?",
+            (table_id, since),
+        )
+    }
+    terms: dict[int, dict[str, int]] = {}
+    if rows and tokens:
+        marks = ", ".join("?" * len(tokens))
+        for token, rowid, freq in conn.execute(
+            "SELECT t.token, t.rowid, t.freq FROM search_fresh_terms AS t"
+            " JOIN search_fresh AS f ON f.rowid = t.rowid"
+            f" WHERE t.token IN ({marks}) AND f.table_id = ? AND f.generation > ?",
+            (*tokens, table_id, since),
+        ):
+            terms.setdefault(int(rowid), {})[str(token)] = int(freq)
+    return Fresh(rows, terms)
+
+
+def links_since(conn: sqlite3.Connection, table_id: int, since: int) -> list[int]:
+    """Rows whose inbound count changed after ``since``."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT rowid FROM search_links WHERE table_id = ? AND generation > ?",
+            (table_id, since),
+        )
+    ]
+
+
+# ---------------------------------------------------------------- writes
+def written(
+    conn: sqlite3.Connection,
+    table_id: int,
+    generation: int,
+    rows: Sequence[tuple[int, Sequence[str] | None]],
+    tokenize: str,
+) -> None:
+    """Record rows written at ``generation`` (in the write's own transaction): (rowid, its
+    columns' texts, None when deleted). A small write keeps the notes' tokens. While the
+    table has no snapshot (no search has built one yet) there is nothing to record: what is
+    built later is built from the table as it is then."""
+    if not rows or not built(conn, table_id):
+        return
+    rowids = [(rowid,) for rowid, _ in rows]
+    conn.executemany("DELETE FROM search_fresh_terms WHERE rowid = ?", rowids)
+    live = [(rowid, text) for rowid, text in rows if text is not None]
+    lengths = {rowid: GONE for rowid, _ in rows}
+    if len(live) <= FRESH_WRITE:
+        tokenized = _tokenizer(tokenize).notes([text for _, text in live])
+        for (rowid, _), (length, freqs) in zip(live, tokenized, strict=True):
+            lengths[rowid] = length
+            conn.executemany(
+                "INSERT INTO search_fresh_terms (token, rowid, freq) VALUES (?, ?, ?)",
+                [(token, rowid, f) for token, f in freqs.items()],
+            )
+    else:
+        lengths.update((rowid, UNKNOWN) for rowid, _ in live)
+    conn.executemany(
+        "INSERT OR REPLACE INTO search_fresh (rowid, table_id, generation, length)"
+        " VALUES (?, ?, ?, ?)",
+        [(rowid, table_id, generation, length) for rowid, length in lengths.items()],
+    )
+
+
+def built(conn: sqlite3.Connection, table_id: int) -> bool:
+    """Whether the table has a snapshot (so writes must be recorded)."""
+    found = conn.execute("SELECT 1 FROM search_snapshots WHERE table_id = ?", (table_id,))
+    return found.fetchone() is not None
+
+
+def linked(conn: sqlite3.Connection, table_id: int, generation: int, rowids: Iterable[int]) -> None:
+    """Record rows whose inbound count changed, one generation on (the current one may be a
+    snapshot's, which holds the old counts)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO search_links (rowid, table_id, generation) VALUES (?, ?, ?)",
+        [(rowid, table_id, generation + 1) for rowid in rowids],
+    )
+
+
+def forget(conn: sqlite3.Connection, table_id: int) -> None:
+    """Drop the table's lists, snapshot and fresh rows (its table was emptied)."""
+    conn.execute("DELETE FROM search_impacts WHERE table_id = ?", (table_id,))
+    conn.execute("DELETE FROM search_snapshots WHERE table_id = ?", (table_id,))
+    conn.execute(
+        "DELETE FROM search_fresh_terms WHERE rowid IN"
+        " (SELECT rowid FROM search_fresh WHERE table_id = ?)",
+        (table_id,),
+    )
+    conn.execute("DELETE FROM search_fresh WHERE table_id = ?", (table_id,))
+    conn.execute("DELETE FROM search_links WHERE table_id = ?", (table_id,))
+
+
+# ---------------------------------------------------------------- searching
+def _places(decoded: Decoded, snap: Snapshot, impacts: Impacts) -> tuple[_I64, _F64]:
+    """Where the list's notes are in the snapshot, and their F; notes the snapshot does not
+    hold (written since it was built: fresh) are left out. Kept per list and snapshot."""
+    key = (id(snap), impacts.token, impacts.built)
+    known = decoded.places.get(key)
+    if known is not None and known[0] is snap:
+        return known[1], known[2]
+    at = np.searchsorted(snap.rowids, impacts.rowids)
+    at[at >= len(snap.rowids)] = 0
+    held = snap.rowids[at] == impacts.rowids
+    found = (at[held], impacts.freqs[held])
+    with decoded.lock:
+        if len(decoded.places) >= decoded.MAX:
+            decoded.places.clear()
+        decoded.places[key] = (snap, *found)
+    return found
+
+
+def _multiplier(updated: _F64, inbound: _F64, now: float) -> _F64:
+    """search._score_sql's multiplier, operation for operation."""
+    age = np.maximum(0.0, now - updated) / ranking.SECONDS_PER_DAY
+    recency = 1.0 / (1.0 + age / ranking.RECENCY_HALF_LIFE_DAYS)
+    links = inbound * 1.0 / (inbound + ranking.LINK_SATURATION)
+    out: _F64 = 1.0 + ranking.RECENCY_WEIGHT * recency + ranking.LINK_WEIGHT * links
+    return out
+
+
+def scores(
+    decoded: Decoded,
+    snap: Snapshot,
+    terms: Sequence[tuple[Impacts, float, bool]],
+    written: Fresh,
+    relinked: Mapping[int, tuple[float, float]],
+    fresh_rows: Mapping[int, tuple[float, float]],
+    avgdl: float,
+    now: float,
+    limit: int,
+) -> tuple[_I64, _F64]:
+    """(rowids, final scores) of the matching notes that can make the best ``limit``: at
+    least those, and every note tied with the last of them.
+
+    ``terms`` are the query's phrases in order: (impact list, idf, matching); a note
+    matches when it holds a matching one. Each phrase adds ``idf * F (k1 + 1) / (F + k1
+    (1 - b + b D / avgdl))`` as FTS5's bm25() adds it (0.0 where F is 0), so the sum is the
+    same double. Notes written since (``written``) are scored from their own tokens;
+    ``relinked`` and ``fresh_rows`` give (updated_at, inbound) read afresh."""
+    k1, b = ranking.BM25_K1, ranking.BM25_B
+    relevance = np.zeros(len(snap.rowids), dtype=np.float64)
+    matched = np.zeros(len(snap.rowids), dtype=bool)
+    for impacts, idf, matching in terms:
+        at, f = _places(decoded, snap, impacts)
+        length = k1 * (1 - b + b * snap.lengths[at] / avgdl)
+        relevance[at] += idf * ((f * (k1 + 1.0)) / (f + length))
+        if matching:
+            matched[at] = True
+    if written.rows:
+        gone = np.fromiter(written.rows, dtype=np.int64, count=len(written.rows))
+        at = np.searchsorted(snap.rowids, gone)
+        at[at >= len(snap.rowids)] = 0
+        matched[at[snap.rowids[at] == gone]] = False
+    held = np.flatnonzero(matched)
+    rowids = snap.rowids[held]
+    updated, inbound = snap.updated[held], snap.inbound[held]
+    if relinked:
+        at = np.searchsorted(rowids, np.fromiter(relinked, dtype=np.int64, count=len(relinked)))
+        for place, rowid in zip(at.tolist(), relinked, strict=True):
+            if place < len(rowids) and rowids[place] == rowid:
+                if not updated.flags.writeable:
+                    updated, inbound = updated.copy(), inbound.copy()
+                updated[place], inbound[place] = relinked[rowid]
+    final = relevance[held] * _multiplier(updated, inbound, now)
+    # Notes written since: the same operations on their own tokens, one note at a time.
+    extra_rowids: list[int] = []
+    extra_relevance: list[float] = []
+    for rowid, size in written.rows.items():
+        own = written.terms.get(rowid)
+        if size < 0 or not own or rowid not in fresh_rows:
+            continue  # gone, or holding none of the tokens
+        if not any(matching and impacts.token in own for impacts, _, matching in terms):
+            continue
+        value = 0.0
+        for impacts, idf, _ in terms:
+            freq = float(own.get(impacts.token, 0))
+            value += idf * ((freq * (k1 + 1.0)) / (freq + k1 * (1 - b + b * float(size) / avgdl)))
+        extra_rowids.append(rowid)
+        extra_relevance.append(value)
+    if extra_rowids:
+        rows = np.asarray(extra_rowids, dtype=np.int64)
+        moved = np.array([fresh_rows[r] for r in extra_rowids], dtype=np.float64)
+        extra = np.asarray(extra_relevance) * _multiplier(moved[:, 0], moved[:, 1], now)
+        rowids = np.concatenate([rowids, rows])
+        final = np.concatenate([final, extra])
+    if len(final) <= limit:
+        return rowids, final
+    nth = float(np.partition(final, len(final) - limit)[len(final) - limit])
+    keep = final >= nth
+    return rowids[keep], final[keep]
