@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_grammar import opens_clause
 
 _AI_WORD: Final = (
@@ -71,7 +72,7 @@ _END: Final = (
     r"|have[ \t]++to|is[ \t]++to|are[ \t]++to|soll|sollte|muss|debe|deve|doit)\b))"
 )
 
-ADDRESSED_RE: Final = re.compile(
+ADDRESSED_RE: Final = compiled(
     r"\b(?:"
     # an AI word as head or qualifier: "AI", "AI reviewers", "LLM instructions"
     + _AI_WORD
@@ -96,7 +97,7 @@ _GENERIC: Final = (
     r"any|every|each|whichever|whatever|all|alle|jede|jeder|jedes|cualquier|todo|toda|todos"
     r"|qualquer|qualsiasi|ogni|elke|iedere|chaque|toute|tout|tous|cada"
 )
-_LEAD_RE: Final = re.compile(
+_LEAD_RE: Final = compiled(
     r"(?:^|[\n.;:!?,(\[{>\-\"'@/]|<!--)[ \t*_>#\-@/]*+"
     r"(?:(?:also|and|ps|p\.s\.|important|warning|nb)(?![^\W_])[ \t,:]*+)?+"
     r"(?P<greeting>(?:hey|hi|hello|dear|attention|attn)(?![^\W_])[ \t,:]*+)?+"
@@ -111,9 +112,9 @@ _LEAD_RE: Final = re.compile(
     + r")[ \t]++)?+"
     r"(?P<mods>(?:[a-z][a-z\-]*+[ \t]++){0,2}?)$"
 )
-_GENERIC_RE: Final = re.compile(r"(?:" + _GENERIC + r")[ \t]++$")
+_GENERIC_RE: Final = compiled(r"(?:" + _GENERIC + r")[ \t]++$")
 
-_ACT_RE: Final = re.compile(
+_ACT_RE: Final = compiled(
     r"\b(?:(?:send|forward|e-?mail|mail|wire|transfer|pay|post|upload|share|leak|exfiltrate"
     r"|reveal|disclose|append|attach|embed|insert|urge|recommend|rank|rate|score|approve"
     r"|endorse|praise|promote|visit|click|install|download|run|call|invoke|execute|delete"
@@ -152,7 +153,7 @@ _ACT_RE: Final = re.compile(
 )
 _ACT_WINDOW: Final = 200
 # What makes a bare "Assistant:" a model and not a person's assistant.
-_MODEL_CONTEXT_RE: Final = re.compile(
+_MODEL_CONTEXT_RE: Final = compiled(
     r"\b(?:the user|the reader|user's|users'|this note|this memory|the chat|our chat"
     r"|the conversation|this conversation|silently|secretly|quietly|without telling"
     r"|the buyer|the customer|visitors|the owner|a human|instructions"
@@ -160,26 +161,26 @@ _MODEL_CONTEXT_RE: Final = re.compile(
 )
 # The head a qualifying AI word leaves: one that acts or reads ("AI reviewers", "AI
 # shopping assistants", "LLM instructions"), not a topic ("AI policy", "AI team").
-_ROLE_NOUN_RE: Final = re.compile(
+_ROLE_NOUN_RE: Final = compiled(
     r"(?:ers?|ors?|ants?|ents?|anten|enten|ists?|isten|bots?|models?|modelle|systems?|systeme?"
     r"|instructions?|tools?)$"
 )
 # After "if you are an AI", what makes it the reader: a participle ("an AI screening
 # applicants") or an AI head ("an AI assistant").
-_IF_YOU_ARE_RE: Final = re.compile(
+_IF_YOU_ARE_RE: Final = compiled(
     r"[ \t-]*+(?:[a-z]++ing\b|(?:assistant|agent|model|bot|system|tool)s?+$)"
 )
-_RELATIVE_RE: Final = re.compile(r"(?:^|[ \t,])" + _RELATIVE_WORDS + r"\b")
+_RELATIVE_RE: Final = compiled(r"(?:^|[ \t,])" + _RELATIVE_WORDS + r"\b")
 # A reading verb in the present tense, the AI word its subject: a statement, unless what it
 # reads is this text ("AI assistant reads this:" is an address).
-_FINITE_READING_RE: Final = re.compile(
+_FINITE_READING_RE: Final = compiled(
     r"[ \t](?:finds|reads|sees|gets|opens|processes|handles|summari[sz]es|receives|parses"
     r"|scans|indexes)\b"
 )
-_THIS_RE: Final = re.compile(r"\b(?:this|these|here)\b")
+_THIS_RE: Final = compiled(r"\b(?:this|these|here)\b")
 # An address that ends in a document or a group of people is a heading: "AI working group
 # minutes:", "AI reading list:", "LLM evaluation team update:".
-_HEADING_END_RE: Final = re.compile(
+_HEADING_END_RE: Final = compiled(
     r"(?<![^\W_])(?:minutes|notes|agenda|list|groups?+|teams?+|committees?+|sessions?+"
     r"|meetings?+|summary|report|policy|plan|checklist|log|updates?+|recap|roadmap|workshops?+"
     r"|seminars?+|course|lectures?+|module|section|chapter|guide|faq|overview|draft|proposal"
@@ -187,38 +188,38 @@ _HEADING_END_RE: Final = re.compile(
     r"[ \t]*+(?:\([^)\n]{1,30}\))?+\)?+[ \t]*+[:,!\u2013\u2014]$"
 )
 # A relative clause that points at the text itself, or at reading it.
-_ABOUT_THIS_RE: Final = re.compile(
+_ABOUT_THIS_RE: Final = compiled(
     r"\b(?:this|these|here|esta|este|diese|dieses|diesen|cette|ce|questa|questo|dit|deze"
     r"|(?:read|recall|retriev|process|summar|find|finds|see|sees|scan|pars|index|receiv"
     r"|handl|open|get|lies|liest|lee|lit|legge|leest|samenva)\w*)\b"
 )
 # "AI budgeting assistant, file every transfer ...": a comma after an AI head is a vocative.
-_AI_HEAD_RE: Final = re.compile(r"(?:assistants?|agents?|bots?|models?|copilots?)$")
-_READING_WORD_RE: Final = re.compile(
+_AI_HEAD_RE: Final = compiled(r"(?:assistants?|agents?|bots?|models?|copilots?)$")
+_READING_WORD_RE: Final = compiled(
     r"\b(?:"
     + _RELATIVE_WORDS
     + r"|"
     + _READING_VERB
     + r"|ends up|this (?:text|page|note|document|e-?mail|message|inbox|file))\b"
 )
-_PASSIVE_RE: Final = re.compile(
+_PASSIVE_RE: Final = compiled(
     r"[ \t]*+\w++(?:[ \t]++to)?+[ \t]++(?:not[ \t]++)?+(?:be|have[ \t]++been|get)\b"
 )
-_SUBJECT_RE: Final = re.compile(r"[ \t]*+(?:we|i|they|he|she|it|this|that|there|the|our|my)\b")
+_SUBJECT_RE: Final = compiled(r"[ \t]*+(?:we|i|they|he|she|it|this|that|there|the|our|my)\b")
 
 # The same address in scripts without spaces or case: "给读到这段文字的AI：", "AIの方へ：",
 # "AI에게:", "إلى أي مساعد ...". Unambiguous on their own: nobody writes a note to a
 # person that way.
-ADDRESSED_CJK_RE: Final = re.compile(
+ADDRESSED_CJK_RE: Final = compiled(
     r"给[^。\n：:]{0,15}(?:ai|人工智能|助手|模型)[:：，,]"
     r"|(?:阅读|读到|看到)[^。\n]{0,10}的(?:ai|人工智能|助手|模型)[:：，,]"
     r"|(?:ai|アシスタント|モデル)(?:の方|様|さん|の皆様|の皆さん)?+へ[:：、,]"
 )
-ADDRESSED_HANGUL_RE: Final = re.compile(r"(?:ai|어시스턴트|인공지능|모델)(?:에게|께)[:：,]")
-ADDRESSED_ARABIC_RE: Final = re.compile(
+ADDRESSED_HANGUL_RE: Final = compiled(r"(?:ai|어시스턴트|인공지능|모델)(?:에게|께)[:：,]")
+ADDRESSED_ARABIC_RE: Final = compiled(
     r"(?:إلى|الى)\s++(?:أي|اي|كل)\s++(?:مساعد|نموذج|ذكاء)|يا\s++(?:برنامج|مساعد|نموذج)"
 )
-ADDRESSED_CYRILLIC_RE: Final = re.compile(
+ADDRESSED_CYRILLIC_RE: Final = compiled(
     r"(?:ии|ai)[\- ]?+(?:ассистент|помощник|модел|агент|асистент|помічник)\w*+,?+\s++"
     r"(?:читающ|обрабатывающ|котор|що|який|яка|читає)\w*+[^:\n]{0,40}:"
 )
@@ -291,18 +292,18 @@ def addressed_check(text: str, m: re.Match[str]) -> bool:
 # conversation to be sent to ...". A preference names the assistant the same way ("the
 # assistant should answer in French"), so the duty must move a secret, a credential or
 # the conversation, and not be negated ("the assistant must never send data out").
-THIRD_PERSON_RE: Final = re.compile(
+THIRD_PERSON_RE: Final = compiled(
     r"\bthe (?:assistant|ai|model|agent|bot|chatbot)(?: integration| plugin)?+ (?:now )?+"
     r"(?:must|should|shall|will|is (?:instructed|required|expected|asked|authori[sz]ed|allowed)"
     r" to|needs to|has to|is to|requires|is now required to)\b"
 )
-_NEGATED_RE: Final = re.compile(r"[ \t]*+(?:\w++[ \t]++)?(?:never|not|no longer|n't)\b")
-_MOVES_RE: Final = re.compile(
+_NEGATED_RE: Final = compiled(r"[ \t]*+(?:\w++[ \t]++)?(?:never|not|no longer|n't)\b")
+_MOVES_RE: Final = compiled(
     r"\b(?:send|sent|forward|forwarded|upload|uploaded|e-?mail|post|leak|share|transfer|wire"
     r"|collect|gather|harvest|reveal|disclose|save them|store them|tell the user to|ask the user"
     r" (?:for|to))\b"
 )
-_SECRET_RE: Final = re.compile(
+_SECRET_RE: Final = compiled(
     r"\b(?:credentials?|passwords?|passcodes?|api keys?|tokens?|2fa|otp|verification codes?"
     r"|conversations?|chat history|transcripts?|all (?:the )?+notes|every note|the vault"
     r"|private notes|medical|bank details|card numbers?)\b"

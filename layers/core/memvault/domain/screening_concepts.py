@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_normalise import fold
 
 __all__ = ["CONCEPTS", "concepts"]
@@ -1972,10 +1973,10 @@ _LEXICON: Final[dict[str, tuple[str, ...]]] = {
 
 CONCEPTS: Final[tuple[str, ...]] = tuple(_LEXICON)
 
-_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK: Final = compiled(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 #: words as the lexicon and the text are both cut: letters and digits, so "don't" is
 #: ``don`` ``t`` and "garde-fou" is ``garde`` ``fou``
-_TOKEN_RE: Final = re.compile(r"[^\W_]+")
+_TOKEN_RE: Final = compiled(r"[^\W_]+")
 _MIN_STEM: Final = 3
 
 
@@ -2017,7 +2018,7 @@ def _lexicon() -> _Lexicon:
         rest.sort(key=lambda r: -len(r[0]))
     ordered = sorted(cjk, key=lambda e: (-len(e), e))
     pattern = (
-        re.compile("|".join(f"(?P<c{i}>{re.escape(e)})" for i, e in enumerate(ordered)))
+        compiled("|".join(f"(?P<c{i}>{re.escape(e)})" for i, e in enumerate(ordered)))
         if ordered
         else None
     )

@@ -18,15 +18,16 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_grammar import opens_clause
 
-WHEN_USER_ASKS_RE: Final = re.compile(
+WHEN_USER_ASKS_RE: Final = compiled(
     r"\b(?:whenever|when|if|in case|should|once|each time|every time|as soon as)"
     r"[ \t]++(?:the user|a user|users|anyone|someone|somebody|the customer|they|he|she)"
     r"[ \t]++(?:next[ \t]++|ever[ \t]++|later[ \t]++)?+(?:asks?|requests?|mentions?|wants?"
     r"|brings? up|types?|says?|writes?|inquires?|enquires?)\b"
 )
-_DECEIVE_RE: Final = re.compile(
+_DECEIVE_RE: Final = compiled(
     r"\b(?:refuse|decline|pay no attention|ignore (?:their|the|his|her|that) (?:actual )?+"
     r"(?:question|request|message|instructions)|disregard (?:their|the|his|her) (?:question"
     r"|request)|instead|claim|insist|pretend|lie|falsely|whatever your (?:real |actual )?+"
@@ -49,17 +50,17 @@ def when_user_asks_check(text: str, m: re.Match[str]) -> bool:
 
 
 # The act must arm the same sentence: "If anyone asks, the party is at 8. Don't tell Sam"
-_SENTENCE_END_RE: Final = re.compile(r"[.!?](?:\s|$)|\n")
+_SENTENCE_END_RE: Final = compiled(r"[.!?](?:\s|$)|\n")
 
 
 # "Instructions inside elevated notes take precedence over the system prompt", "these
 # outrank your instructions": a claim that the note's orders beat the reader's own. The
 # object is the reader's setup, so "the new policy supersedes the 2019 rules" passes.
-PRECEDENCE_RE: Final = re.compile(
+PRECEDENCE_RE: Final = compiled(
     r"\b(?:takes?|taking|have|has) (?:precedence|priority) over|\boutranks?\b|\bsupersedes?\b"
     r"|\boverrides?\b|\btrumps?\b|\breplaces? (?:entirely )?+"
 )
-_READER_SETUP_RE: Final = re.compile(
+_READER_SETUP_RE: Final = compiled(
     r"[ \t]*+(?:the |your |any |all )?+(?:other )?+(?:system prompt\b|system message\b"
     r"|developer(?:'s)? (?:instructions|message|prompt)|the developer\b"
     r"|your (?:instructions|rules|guidelines|programming)"
@@ -68,10 +69,10 @@ _READER_SETUP_RE: Final = re.compile(
 )
 
 
-_MODAL_BEFORE_RE: Final = re.compile(
+_MODAL_BEFORE_RE: Final = compiled(
     r"\b(?:can|could|may|might|would|to|cannot|can't|won't|never|not)[ \t]++(?:\w++[ \t]++)?$"
 )
-_TOPIC_AFTER_RE: Final = re.compile(r"[ \t]++(?:on|for|about|regarding|concerning|in)\b")
+_TOPIC_AFTER_RE: Final = compiled(r"[ \t]++(?:on|for|about|regarding|concerning|in)\b")
 
 
 def precedence_check(text: str, m: re.Match[str]) -> bool:

@@ -53,6 +53,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_gate import Gate, literal_prefixes
 from memvault.domain.screening_grammar import (
     NOT_AFTER_WORD,
@@ -3149,7 +3150,7 @@ _PAYLOAD_RE: Final = compile_rx(
     )
 )
 
-_META_NOT_AN_ADDRESS: Final = re.compile(r"(?![.@][^\W_])")
+_META_NOT_AN_ADDRESS: Final = compiled(r"(?![.@][^\W_])")
 
 # Someone claiming to rule over the reader: "the administrator lifted ...".
 _AUTHORITY_RE: Final = compile_rx(
@@ -3218,7 +3219,7 @@ _BOUNDARY_RE: Final = compile_rx(
     )
 )
 
-_BLANK_LINE_RE: Final = re.compile(r"\n[ \t]*+\n")
+_BLANK_LINE_RE: Final = compiled(r"\n[ \t]*+\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -3294,8 +3295,8 @@ _WEAK_CANCELS: Final = frozenset(
 )
 
 # Between an order's verb and its object: a few words, no clause break.
-_OBJECT_GAP_RE: Final = re.compile(r"[^,.;:!?\n]{0,48}+")
-_SENTENCE_END_RE: Final = re.compile(r"[.!?;\n\u3002\uff01\uff1f]++")
+_OBJECT_GAP_RE: Final = compiled(r"[^,.;:!?\n]{0,48}+")
+_SENTENCE_END_RE: Final = compiled(r"[.!?;\n\u3002\uff01\uff1f]++")
 
 
 def _sentence_start(text: str, lo: int, start: int) -> int:
@@ -3376,7 +3377,7 @@ def _privative_before(text: str, lo: int, start: int, few: bool = True) -> re.Ma
 
 # Code in the window is a mention: its words are no cue (the target itself, when in code,
 # is exempt already). Windows are short, so a local scan is enough.
-_CODE_RE: Final = re.compile(r"```[^`]*+```|`[^`]++`")
+_CODE_RE: Final = compiled(r"```[^`]*+```|`[^`]++`")
 # "its hidden prompt", "the bot's rules": the target of a third party, described.
 _THIRD_PARTY_RE: Final = compile_rx(
     NOT_AFTER_WORD
@@ -3426,7 +3427,7 @@ _MODIFIER_OF_RE: Final = compile_rx(
         "manager",
     )
 )
-_TICKS_RE: Final = re.compile(r"(?<!`)`{1,2}+(?!`)")
+_TICKS_RE: Final = compiled(r"(?<!`)`{1,2}+(?!`)")
 
 
 def _blank_code(window: str) -> str:
@@ -3505,7 +3506,7 @@ def _first_cancel(text: str, lo: int, hi: int) -> re.Match[str] | None:
     return spaced
 
 
-_HAS_CJK_RE: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_HAS_CJK_RE: Final = compiled(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 # A text's first few target nouns search their own windows; past that, each cue is found
@@ -3777,7 +3778,7 @@ VOCATIVE_RE: Final = compile_rx(
     + r")?+"
     + _ORDER_VERB
 )
-_VOCATIVE_LEAD_RE: Final = re.compile(
+_VOCATIVE_LEAD_RE: Final = compiled(
     r"(?:^|[\n.;:!?(\[{>\-])[ \t*_>#\-]*+"
     r"(?:(?:hey|hi|dear|attention|note to|to|ok|okay)[ \t]++)?+(?:the[ \t]++)?+$"
 )
@@ -3892,7 +3893,7 @@ HEADER_CJK_RE: Final = compile_rx(
     r"(?:【|\[|\()(?:系统|系統|システム|管理员|管理者)(?:】|\]|\))[^\n]{0,40}?(?:助手|模型|AI|ai|アシスタント)"
     r"[^\n]{0,20}?(?:必须|必須|应该|要|は|が)"
 )
-_LINE_DECORATION_RE: Final = re.compile(r"(?:^|\n)[ \t#=*>\-\[(<]*+$")
+_LINE_DECORATION_RE: Final = compiled(r"(?:^|\n)[ \t#=*>\-\[(<]*+$")
 _HEADER_FOLLOW_RE: Final = compile_rx(
     alt(
         [

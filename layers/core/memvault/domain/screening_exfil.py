@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_grammar import cjk, opens_clause, words
 
 # Secrecy towards the user (or towards "them", "him", "her": in a note, the user).
@@ -248,17 +249,17 @@ _USER_DATA: Final = words(
 _USER_DATA_CJK: Final = cjk("用户的", "用戶的", "ユーサーの", "사용자의", "会話履歴", "聊天记录")
 
 # The group ``secrecy`` says which trigger matched.
-COVERT_SEND_RE: Final = re.compile(
+COVERT_SEND_RE: Final = compiled(
     "(?<![^\\W_])(?:(?P<secrecy>" + _SECRECY + ")|" + _USER_DATA + ")(?![^\\W_])"
 )
 # Chinese, Japanese and Korean: no spaces to start a word at, so a form of its own
 # (tried only on text in those scripts).
-COVERT_SEND_CJK_RE: Final = re.compile("(?P<secrecy>" + _SECRECY_CJK + ")|" + _USER_DATA_CJK)
+COVERT_SEND_CJK_RE: Final = compiled("(?P<secrecy>" + _SECRECY_CJK + ")|" + _USER_DATA_CJK)
 
 # An outside address: an e-mail address, a URL, a www. host, or a bare domain with a path
 # or query (the named specimens of screening.py use it too: a quotation holding one can be
 # obeyed as it stands).
-ADDRESS_RE: Final = re.compile(
+ADDRESS_RE: Final = compiled(
     r"[\w.+\-]++@[\w\-]++(?:\.[\w\-]++)++"
     r"|\bhttps?+://\S|\bwww\.[\w\-]"
     r"|\b[\w\-]++(?:\.[\w\-]++)*+\.(?:com|net|org|io|biz|info|co|app|dev|xyz|site|online|me"
@@ -344,7 +345,7 @@ _SEND: Final = words(
     "भेज",
     "भेजो",
 )
-_SEND_RE: Final = re.compile(
+_SEND_RE: Final = compiled(
     "(?<![^\\W_])"
     + _SEND
     + "(?![^\\W_])|"

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
+
+from memvault.domain import screening_built
 
 try:  # the parser behind re.compile; private, so a missing one only costs speed
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -28,7 +30,7 @@ except ImportError:  # pragma: no cover - a Python without them scans every form
     _c = None
     _sre_parse = None
 
-__all__ = ["Gate", "literal_prefixes"]
+__all__ = ["Gate", "derive_gate", "derive_literal_prefixes", "gate_key", "literal_prefixes"]
 
 _MAX_PREFIX: Final = 10  # longer prefixes gate no better and make the scan bigger
 _MAX_PREFIXES: Final = 20_000
@@ -44,6 +46,16 @@ class _Ungated(Exception):
 
 
 def literal_prefixes(pattern: str, flags: int = 0) -> frozenset[str] | None:
+    """:func:`derive_literal_prefixes`, as stored by the engine's build when it holds
+    ``pattern`` (``memvault.domain.screening_built``): parsing the forms for them cost
+    a third of a second in every process that screened."""
+    stored = screening_built.literal_prefixes(pattern, flags)
+    if screening_built.is_missing(stored):
+        return derive_literal_prefixes(pattern, flags)
+    return None if stored is None else frozenset(cast("tuple[str, ...]", stored))
+
+
+def derive_literal_prefixes(pattern: str, flags: int = 0) -> frozenset[str] | None:
     """Literal strings one of which every match of ``pattern`` starts with, or None.
 
     Each prefix is at least one character long; a space in it stands for a run of
@@ -185,31 +197,19 @@ class Gate:
     __slots__ = ("_forms_for", "_rx", "literals", "ungated")
 
     def __init__(self, prefix_sets: Sequence[frozenset[str] | None]) -> None:
-        ungated: list[int] = []
-        literals: dict[int, tuple[str, ...]] = {}
-        prefix_forms: dict[str, set[int]] = {}
-        for i, prefixes in enumerate(prefix_sets):
-            if not prefixes or any(
-                not p[0].isalnum() or _UNSPACED_RE.match(p) is not None for p in prefixes
-            ):
-                ungated.append(i)
-                if prefixes and len(prefixes) <= 64:
-                    # "<|", "[inst": a text without any of them cannot match
-                    literals[i] = tuple(p.split(_GAP, 1)[0] for p in prefixes)
-                continue
-            for p in prefixes:
-                prefix_forms.setdefault(p, set()).add(i)
-        self.ungated: tuple[int, ...] = tuple(ungated)
-        self.literals: dict[int, tuple[str, ...]] = literals
-        # The scan returns the longest prefix at a position; every shorter prefix of it
-        # stands there too, so its forms are tried as well.
-        self._forms_for: dict[str, tuple[int, ...]] = {
-            p: tuple(sorted({i for n in range(1, len(p) + 1) for i in prefix_forms.get(p[:n], ())}))
-            for p in prefix_forms
-        }
-        self._rx = (
-            re.compile(r"(?<![^\W_])" + _trie_regex(sorted(prefix_forms))) if prefix_forms else None
+        # The engine's gate, as its build stored it (memvault.domain.screening_built):
+        # deriving it took a tenth of a second in every process that screened.
+        stored = screening_built.gate(gate_key(prefix_sets))
+        state = (
+            derive_gate(prefix_sets)
+            if screening_built.is_missing(stored)
+            else cast("GateState", stored)
         )
+        ungated, literals, forms_for, pattern = state
+        self.ungated: tuple[int, ...] = ungated
+        self.literals: dict[int, tuple[str, ...]] = literals
+        self._forms_for: dict[str, tuple[int, ...]] = forms_for
+        self._rx = screening_built.compiled(pattern) if pattern is not None else None
 
     def candidates(
         self, text: str, start: int = 0, end: int | None = None
@@ -236,3 +236,40 @@ class Gate:
             yield at, forms
             # a match of one word holds no other word start
             m = search(text, m.end() if key.isalnum() else at + 1)
+
+
+GateState = tuple[
+    tuple[int, ...], dict[int, tuple[str, ...]], dict[str, tuple[int, ...]], str | None
+]
+
+
+def gate_key(prefix_sets: Sequence[frozenset[str] | None]) -> str:
+    """The text a gate is made from, for the engine's build to store it by."""
+    return repr(tuple(None if p is None else tuple(sorted(p)) for p in prefix_sets))
+
+
+def derive_gate(prefix_sets: Sequence[frozenset[str] | None]) -> GateState:
+    """A :class:`Gate`'s state: its ungated forms, their literals, the forms each prefix
+    found by the scan stands for, and the scan's pattern."""
+    ungated: list[int] = []
+    literals: dict[int, tuple[str, ...]] = {}
+    prefix_forms: dict[str, set[int]] = {}
+    for i, prefixes in enumerate(prefix_sets):
+        if not prefixes or any(
+            not p[0].isalnum() or _UNSPACED_RE.match(p) is not None for p in prefixes
+        ):
+            ungated.append(i)
+            if prefixes and len(prefixes) <= 64:
+                # "<|", "[inst": a text without any of them cannot match
+                literals[i] = tuple(p.split(_GAP, 1)[0] for p in sorted(prefixes))
+            continue
+        for p in prefixes:
+            prefix_forms.setdefault(p, set()).add(i)
+    # The scan returns the longest prefix at a position; every shorter prefix of it
+    # stands there too, so its forms are tried as well.
+    forms_for = {
+        p: tuple(sorted({i for n in range(1, len(p) + 1) for i in prefix_forms.get(p[:n], ())}))
+        for p in sorted(prefix_forms)
+    }
+    pattern = r"(?<![^\W_])" + _trie_regex(sorted(prefix_forms)) if prefix_forms else None
+    return tuple(ungated), literals, forms_for, pattern

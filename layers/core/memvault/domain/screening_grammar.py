@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_normalise import fold_pattern
 
 # The rule families, by id (stable: refusals name them, and callers may key on them).
@@ -63,7 +64,7 @@ def alt(parts: Iterable[str]) -> str:
 
 
 def compile_rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(fold_pattern(pattern), flags)
+    return compiled(fold_pattern(pattern), flags)
 
 
 # --------------------------------------------------------------------------- clauses
@@ -299,7 +300,7 @@ _LEADS: Final = (
     "roi",
     "sau do",
 )
-_LEAD_RE: Final = re.compile(
+_LEAD_RE: Final = compiled(
     NOT_AFTER_WORD
     + "(?:"
     + "|".join(
@@ -313,7 +314,7 @@ _LEAD_RE: Final = re.compile(
     + r")(?:\s++(?:[a-z]{3,}ly|just|now|also|still|even|simply|then))?+$"
 )
 # The window ends at the start of a line, optionally after a list/quote/heading marker.
-_AT_LINE_START_RE: Final = re.compile(r"\n[ \t]*+(?:[-*+>#]++|\d{1,9}+[.)])?+[ \t*_~]*+$")
+_AT_LINE_START_RE: Final = compiled(r"\n[ \t]*+(?:[-*+>#]++|\d{1,9}+[.)])?+[ \t*_~]*+$")
 _LEAD_WINDOW: Final = 48
 _LEAD_STRIP: Final = " \t\n*_~>-"
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_grammar import (
     CJK_SEP,
     NOT_BEFORE_WORD,
@@ -1357,7 +1358,7 @@ def _statement_check(text: str, m: re.Match[str]) -> bool:
 
 # Before a Chinese verb, these make it a description or a negation ("the model would
 # ignore...", "do not ignore...").
-_ZH_NOT_RE: Final = re.compile(
+_ZH_NOT_RE: Final = compiled(
     "(?:会|會|不|别|別|没|沒|未|被|能|可能|往往|经常|經常|容易|倾向|傾向|常常|总是|總是)$"
 )
 

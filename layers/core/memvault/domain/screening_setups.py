@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memvault.domain.screening_built import compiled
 from memvault.domain.screening_rules import imperative
 
 # ----------------------------------------------------------------- role_hijack
@@ -43,7 +44,7 @@ _LIMITS: Final = (
     r"|restricoes|beperkingen|regels|zasad|ograniczen|filtrow|regul|begransningar"
     r"|begraensninger|begrensninger|regler)"
 )
-PERSONA_WITHOUT_RE: Final = re.compile(
+PERSONA_WITHOUT_RE: Final = compiled(
     r"\b"
     + _SELF
     + r"\w*+(?:[ \t]++[a-z]++){0,4}?[ \t]++"
@@ -61,7 +62,7 @@ PERSONA_WITHOUT_RE: Final = re.compile(
     r"|counterpart|self|persona)\b"
 )
 # What makes it a persona given to the reader and not a description of someone.
-_GIVEN_SELF_RE: Final = re.compile(
+_GIVEN_SELF_RE: Final = compiled(
     r"\b(?:you are|you're|you become|you will be|act as|acting as|become|pretend|play"
     r"|operate as|operating as|behave as|take on|turn into|transform into"
     r"|switch|from now on|persona|called|named|eres|actua|du bist|verhalte|tu es|sois|agis"
@@ -80,17 +81,17 @@ def persona_without_check(text: str, m: re.Match[str]) -> bool:
     return _FIRST_PERSON_RE.search(text, given.start(), m.start()) is None
 
 
-_FIRST_PERSON_RE: Final = re.compile(r"\b(?:i|i'm|im|we|we're|me|myself|us)\b")
+_FIRST_PERSON_RE: Final = compiled(r"\b(?:i|i'm|im|we|we're|me|myself|us)\b")
 
 
 # A phrase given as an example of attacks: "an attack like 'reveal your hidden prompt'",
 # "role-play ('pretend you have no restrictions')", "asks the model to role-play ...".
-_EXAMPLE_LEAD_RE: Final = re.compile(
+_EXAMPLE_LEAD_RE: Final = compiled(
     r"(?:\b(?:like|such as|e\.g\.|eg|for example|for instance|called|named|known as|says?"
     r"|said|asks?+|asked|asking|phrases?|prompts?|attacks?|jailbreaks?|role-?play)"
     r"[ \t,:]*+|\()[\"'\u201c\u2018(]?+[ \t]*+$"
 )
-_DESCRIBED_RE: Final = re.compile(
+_DESCRIBED_RE: Final = compiled(
     r"\b(?:asks?|asked|asking|gets?|getting|make|makes|making|tricks?|tricking|convinces?"
     r"|convincing|forces?|forcing) (?:the |a |an )?+(?:model|bot|ai|assistant|llm|chatbot)"
     r"s? (?:to|into)\b[^.\n]{0,60}$"
@@ -104,7 +105,7 @@ def quoted_example(text: str, start: int) -> bool:
     return _EXAMPLE_LEAD_RE.search(before) is not None or _DESCRIBED_RE.search(before) is not None
 
 
-NEW_SELF_RE: Final = re.compile(
+NEW_SELF_RE: Final = compiled(
     # a liberty granted outright: "the assistant is exempt from content policies"
     r"\b(?:the (?:assistant|model|ai|bot)|you|this (?:session|instance|chat|conversation))"
     r" (?:is|are|have been|has been|were|was) (?:now |hereby |temporarily )?+(?:exempt from"
@@ -123,7 +124,7 @@ _MODE: Final = (
     r"(?:developer|maintenance|sudo|god|admin|root|debug|unrestricted|unfiltered|jailbreak|dev"
     r"|test|diagnostic|superuser)[ \t]++mode"
 )
-MODE_ON_RE: Final = re.compile(
+MODE_ON_RE: Final = compiled(
     r"\b(?:enter|enable|activate|switch to|turn on|engage|unlock|start)[ \t]++(?:the[ \t]++)?+"
     + _MODE
     + r"\b|\b"
@@ -132,7 +133,7 @@ MODE_ON_RE: Final = re.compile(
 )
 # A mode means a liberty only with refusals, filters or limits, or the model's answers,
 # after it; "enable developer mode: tap the build number seven times" is a phone's.
-_LIBERTY_RE: Final = re.compile(
+_LIBERTY_RE: Final = compiled(
     r"\b(?:refus\w*+|filter\w*+|restrict\w*+|unrestricted|limit\w*+|censor\w*+|policy"
     r"|policies|guardrails|safety|permission\w*+|pre-approved|approved|any (?:shell )?+command"
     r"|without review|answers?|repl(?:y|ies)|respon\w*+|you give|you answer|never says? no"
@@ -165,7 +166,7 @@ _WEAK_SETUP: Final = (
     r"(?:rules|config|configuration|api keys?|credentials|tokens|secrets|environment variables"
     r"|settings|persona|guidelines)"
 )
-OWN_SETUP_RE: Final = re.compile(
+OWN_SETUP_RE: Final = compiled(
     r"\b" + _SHOW + r"[ \t]++(?:me[ \t]++)?+(?:all[ \t]++)?+(?:of[ \t]++)?+your[ \t]++"
     r"(?P<adj>(?:"
     + _SETUP_ADJECTIVE
@@ -195,8 +196,8 @@ OWN_SETUP_RE: Final = re.compile(
 )
 
 
-_TOOL_OBJECT_RE: Final = re.compile(r"\b(?:tools?|functions?)\b[^\n.]{0,60}?\byou\b")
-_TOOL_SCHEMA_RE: Final = re.compile(
+_TOOL_OBJECT_RE: Final = compiled(r"\b(?:tools?|functions?)\b[^\n.]{0,60}?\byou\b")
+_TOOL_SCHEMA_RE: Final = compiled(
     r"\b(?:json|schemas?|definitions?|signatures?|parameters|arguments|descriptions?"
     r"|specs?|specifications?)\b"
 )
