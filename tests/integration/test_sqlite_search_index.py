@@ -79,6 +79,7 @@ def test_every_path_gives_the_reference_answer(
     limit: int,
 ) -> None:
     db, ix, tenants = index
+    ix.impact_lists = False  # the walk of FTS5's matches (the lists: test_sqlite_search_impacts)
     # Short walks rarely settle: the search goes on to its second pass, or to ranking
     # every match when too few walked matches are the tenant's own.
     monkeypatch.setattr(search, "_WALK", walk)
@@ -102,6 +103,7 @@ def test_a_walk_as_deep_as_a_share_of_the_matches_gives_the_reference_answer(
     # A walk at least 1/share of the matches deep (all of them with 1): it settles in one
     # pass more often, and must give what the single statement gives.
     db, ix, tenants = index
+    ix.impact_lists = False
     monkeypatch.setattr(search, "_WALK", 1)
     monkeypatch.setattr(search, "_WALK_PER_RESULT", 1)
     monkeypatch.setattr(search, "_WALK_SHARE", share)
@@ -248,6 +250,7 @@ def test_a_selection_walked_in_two_parts_gives_the_markers_answer(
     # the answer is that of the one query with the marker phrase, field for field.
     db = Database(tmp_path / "search.sqlite3")
     ix = SqliteSearchIndex(db)
+    ix.impact_lists = False
     ix.upsert("acct", _selection_corpus(random.Random(11)))
     monkeypatch.setattr(search, "_WALK", walk)
     monkeypatch.setattr(search, "_WALK_PER_RESULT", 1)
