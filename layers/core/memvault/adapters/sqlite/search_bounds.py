@@ -320,7 +320,18 @@ class Decoded:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.stored: dict[tuple[int, str, int], Impacts | Snapshot] = {}
-        self.places: dict[tuple[int, str, int], tuple[Snapshot, _I64, _F64]] = {}
+        self.places: dict[tuple[int, str, int], tuple[Snapshot, _I64, _F64, _F64]] = {}
+        self._lengths: tuple[Snapshot, float, _F64] | None = None
+
+    def lengths(self, snap: Snapshot, avgdl: float) -> _F64:
+        """``k1 (1 - b + b D / avgdl)`` of the snapshot's notes (kept for the last one)."""
+        known = self._lengths
+        if known is not None and known[0] is snap and known[1] == avgdl:
+            return known[2]
+        k1, b = ranking.BM25_K1, ranking.BM25_B
+        found: _F64 = k1 * (1 - b + b * snap.lengths / avgdl)
+        self._lengths = (snap, avgdl, found)
+        return found
 
     def remember(self, key: tuple[int, str, int], value: Impacts | Snapshot) -> None:
         with self.lock:
@@ -496,17 +507,19 @@ def forget(conn: sqlite3.Connection, table_id: int) -> None:
 
 
 # ---------------------------------------------------------------- searching
-def _places(decoded: Decoded, snap: Snapshot, impacts: Impacts) -> tuple[_I64, _F64]:
-    """Where the list's notes are in the snapshot, and their F; notes the snapshot does not
-    hold (written since it was built: fresh) are left out. Kept per list and snapshot."""
+def _places(decoded: Decoded, snap: Snapshot, impacts: Impacts) -> tuple[_I64, _F64, _F64]:
+    """Where the list's notes are in the snapshot, their F and F (k1 + 1); notes the
+    snapshot does not hold (written since it was built: fresh) are left out. Kept per list
+    and snapshot."""
     key = (id(snap), impacts.token, impacts.built)
     known = decoded.places.get(key)
     if known is not None and known[0] is snap:
-        return known[1], known[2]
+        return known[1], known[2], known[3]
     at = np.searchsorted(snap.rowids, impacts.rowids)
     at[at >= len(snap.rowids)] = 0
     held = snap.rowids[at] == impacts.rowids
-    found = (at[held], impacts.freqs[held])
+    freqs = impacts.freqs[held]
+    found = (at[held], freqs, freqs * (ranking.BM25_K1 + 1.0))
     with decoded.lock:
         if len(decoded.places) >= decoded.MAX:
             decoded.places.clear()
@@ -545,10 +558,10 @@ def scores(
     k1, b = ranking.BM25_K1, ranking.BM25_B
     relevance = np.zeros(len(snap.rowids), dtype=np.float64)
     matched = np.zeros(len(snap.rowids), dtype=bool)
+    length = decoded.lengths(snap, avgdl)  # k1 (1 - b + b D / avgdl) of every note
     for impacts, idf, matching in terms:
-        at, f = _places(decoded, snap, impacts)
-        length = k1 * (1 - b + b * snap.lengths[at] / avgdl)
-        relevance[at] += idf * ((f * (k1 + 1.0)) / (f + length))
+        at, f, saturated = _places(decoded, snap, impacts)  # saturated: F (k1 + 1)
+        relevance[at] += idf * (saturated / (f + length[at]))
         if matching:
             matched[at] = True
     if written.rows:
@@ -557,6 +570,13 @@ def scores(
         at[at >= len(snap.rowids)] = 0
         matched[at[snap.rowids[at] == gone]] = False
     held = np.flatnonzero(matched)
+    if len(held) > limit:
+        # The best ``limit`` by relevance score at least that (the multiplier is at least
+        # 1), and no note scores more than its relevance times MAX_MULTIPLIER (rounding is
+        # monotonic): a note under the n-th relevance that way cannot rank.
+        by_relevance = relevance[held]
+        nth = np.partition(by_relevance, len(held) - limit)[len(held) - limit]
+        held = held[by_relevance * ranking.MAX_MULTIPLIER >= nth]
     rowids = snap.rowids[held]
     updated, inbound = snap.updated[held], snap.inbound[held]
     if relinked:
