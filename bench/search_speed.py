@@ -197,6 +197,9 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             "recall keyword, search order": recall_in("keyword", search_order),
             "recall hybrid, search order": recall_in("hybrid", search_order),
         }
+        if hasattr(svc.index, "impact_lists"):  # SQLite: the walk alternated (ADR 0075)
+            for kind in ("keyword", "keyword half", "recall keyword"):
+                runs[f"{kind}, before ADR 0075"] = before_0075(svc.index, runs[kind])
         before = None
         if semantic is None:  # --no-vectors: the keyword side only
             for kind in (
@@ -244,6 +247,19 @@ def one_thread(index: Any, run: Callable[[str, int], object]) -> Callable[[str, 
             index._split_rows = split
 
     return unsplit
+
+
+def before_0075(index: Any, run: Callable[[str, int], object]) -> Callable[[str, int], object]:
+    """The keyword side as before ADR 0075: the walk of FTS5's matches, no impact lists."""
+
+    def as_before(text: str, n: int) -> object:
+        index.impact_lists = False
+        try:
+            return run(text, n)
+        finally:
+            index.impact_lists = True
+
+    return as_before
 
 
 def before_0076(index: Any, run: Callable[[str, int], object]) -> Callable[[str, int], object]:
@@ -455,6 +471,9 @@ def print_table(results: list[dict[str, Any]]) -> None:
         "nearest chunks, before ADR 0066",
         "recall hybrid, before ADR 0066",
         "hybrid, before ADR 0076",
+        "keyword, before ADR 0075",
+        "keyword half, before ADR 0075",
+        "recall keyword, before ADR 0075",
         "nearest chunks, before ADR 0076",
         "tantivy",
     ]
@@ -517,7 +536,7 @@ def print_table(results: list[dict[str, Any]]) -> None:
             print(line)
     by_size = {r["size"]: r for r in results}
     if 10_000 in by_size and 100_000 in by_size:
-        for kind in ("keyword", "hybrid"):
+        for kind in ("keyword", "keyword, before ADR 0075", "hybrid"):
             if f"{kind} all p50" not in by_size[100_000]:
                 continue
             ratio = by_size[100_000][f"{kind} all p50"] / by_size[10_000][f"{kind} all p50"]

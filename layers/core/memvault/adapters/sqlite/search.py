@@ -210,6 +210,8 @@ _WALK_PER_RESULT = 4
 _WALK_SHARE = 128
 
 
+# How long a search waits for the write lock to build impact lists before it walks.
+_BUILD_WAIT_MS = 100
 # Snippets scan the matches while they number fewer than this many per (winner, term).
 _SCAN_PER_LOOKUP = 120
 
@@ -672,7 +674,13 @@ class SqliteSearchIndex:
         return found
 
     def _build_bounds(self, account_id: str, build: _Build) -> None:
-        """Build (again) and keep impact lists and the snapshot, in one write transaction."""
+        """Build (again) and keep impact lists and the snapshot, in one write transaction.
+
+        A search does not wait long for the write lock (an import may hold it for a
+        while): when it cannot have it soon, it walks FTS5's matches instead."""
+        conn = self.db.connection()
+        waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+        conn.execute(f"PRAGMA busy_timeout = {_BUILD_WAIT_MS}")
         try:
             with self.db.transaction() as conn:
                 account = self._account(conn, account_id)
@@ -690,6 +698,8 @@ class SqliteSearchIndex:
         except sqlite3.OperationalError:
             # A read-only file or a lock held too long: the search runs without them.
             log.warning("search impact lists not built", exc_info=True)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {waited}")
 
     def note_counts(
         self, conn: sqlite3.Connection, account_id: str, account: _Account, terms: Sequence[str]
