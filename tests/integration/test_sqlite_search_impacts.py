@@ -200,9 +200,18 @@ def test_recalls_selection_from_the_lists_gives_the_walks_answer(
     db = Database(tmp_path / "search.sqlite3")
     ix = SqliteSearchIndex(db)
     docs = _selection_corpus(random.Random(11))
+    # A word three notes hold: its notes are looked up in the frequent word's list.
+    for i in (5, 12, 41):  # the second holds the frequent word too
+        docs[i] = replace(docs[i], body=f"{docs[i].body} quetzal")
     ix.upsert("acct", docs)
     paths = Paths(monkeypatch)
-    texts = ("zephyr harbor", "zephyr harbor otter", "harbor zephyr reed willow", "otter reed")
+    texts = (
+        "zephyr harbor",
+        "zephyr harbor otter",
+        "harbor zephyr reed willow",
+        "otter reed",
+        "quetzal harbor reed",
+    )
     for _ in range(2):
         for text in texts:
             for limit in (1, 5, 40):

@@ -593,7 +593,14 @@ class SqliteSearchIndex:
             if token is None:
                 return None
             tokens.append(token)
-        distinct = sorted(set(tokens))
+        # A token held by few notes is read from FTS5 as the search needs it (in its own
+        # snapshot, nothing stored); the others' lists are stored, built when missing.
+        rare = {
+            token
+            for term, token in zip(selection.terms, tokens, strict=True)
+            if counts[term] < bounds.STORE_MIN
+        }
+        distinct = sorted(set(tokens) - rare)
         table_id = account.table_id
         have = bounds.stored_impacts(conn, self.decoded, table_id, distinct)
         snap = bounds.stored_snapshot(conn, self.decoded, table_id)
@@ -612,11 +619,15 @@ class SqliteSearchIndex:
         notes, avgdl = bounds.averages(conn, account.table)
         if notes <= 0:
             return None
+        for token in rare:
+            have[token] = bounds.read_impacts(
+                conn, self.decoded, table_id, account.table, token, account.generation
+            )
         terms = [
             (have[token], ranking.idf(notes, counts[term]), term in selection.matching)
             for term, token in zip(selection.terms, tokens, strict=True)
         ]
-        fresh = bounds.fresh(conn, table_id, since, distinct)
+        fresh = bounds.fresh(conn, table_id, since, sorted(set(tokens)))
         relinked = bounds.links_since(conn, table_id, snap.built)
         current = self._ranking_rows(conn, [*relinked, *fresh.terms])
         rowids, finals = bounds.scores(
