@@ -123,27 +123,27 @@ def test_writes_after_the_lists_are_scored_exactly_without_building_them_again(
     assert paths.walked == 0
 
 
-def test_a_large_write_or_many_small_ones_have_the_lists_built_again(
+def test_notes_written_since_are_tokenized_until_too_many_have_the_lists_built_again(
     index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, ix, docs = index
     check(db, ix, ("otter",))
     first = built(db)["otter"]
     rng = random.Random(9)
-    # More notes than a write keeps the tokens of: their tokens are unknown to the lists.
+    # A batch of notes written since: read and tokenized by the search, the lists as they were.
     ix.upsert(ACCOUNT, [replace(d, body=f"{d.body} otter {rng.choice(WORDS)}") for d in docs[:40]])
     check(db, ix, ("otter", "willow"))
-    second = built(db)["otter"]
-    assert second > first
-    # Small writes past the fresh share: built again too.
-    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 3)
+    assert built(db)["otter"] == first
+    # Past the floor of rows written since: the snapshot and the lists are built again.
+    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 44)  # 45 rows written since
     monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
     for d in docs[50:55]:
         ix.upsert(ACCOUNT, [replace(d, body="otter marsh otter")])
     check(db, ix, ("otter",))
-    assert built(db)["otter"] > second
-    fresh = db.connection().execute("SELECT count(*) FROM search_fresh").fetchone()[0]
+    assert built(db)["otter"] > first
+    fresh = db.connection().execute("SELECT count(*) FROM search_written").fetchone()[0]
     assert fresh == 0  # what the new lists hold is no longer kept apart
+    check(db, ix, ("otter", "marsh"))
 
 
 def test_a_list_that_says_less_than_a_note_holds_gives_a_wrong_answer(

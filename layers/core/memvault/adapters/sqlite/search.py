@@ -396,16 +396,7 @@ class SqliteSearchIndex:
             # Impact lists built before this write do not hold these rows (ADR 0075).
             written = self._account(conn, account_id)
             assert written is not None
-            bounds.written(
-                conn,
-                written.table_id,
-                written.generation,
-                [
-                    (rowid, (MARKER, doc.path, doc.title, " ".join(doc.tags), doc.body))
-                    for rowid, doc in zip(rowids, docs, strict=True)
-                ],
-                _TOKENIZE,
-            )
+            bounds.written(conn, written.table_id, written.generation, rowids, gone=False)
 
     @staticmethod
     def _rowids(conn: sqlite3.Connection, account_id: str, paths: list[str]) -> dict[str, int]:
@@ -441,13 +432,7 @@ class SqliteSearchIndex:
             if removed:
                 self._changed(conn, account_id, -len(removed))
                 # Impact lists built before may still hold these rows (ADR 0075).
-                bounds.written(
-                    conn,
-                    account.table_id,
-                    account.generation + 1,
-                    [(rowid, None) for rowid in removed],
-                    _TOKENIZE,
-                )
+                bounds.written(conn, account.table_id, account.generation + 1, removed, gone=True)
 
     def set_inbound(self, account_id: str, counts: Mapping[str, int]) -> None:
         if not counts:
@@ -609,8 +594,7 @@ class SqliteSearchIndex:
         since = -1
         if snap is not None:
             since = min([snap.built, *(impacts.built for impacts in have.values())])
-            written, unknown = bounds.fresh_count(conn, table_id, since)
-            renew = unknown > 0 or bounds.stale(written, account.notes)
+            renew = bounds.stale(bounds.fresh_count(conn, table_id, since), account.notes)
         if missing or renew:
             if not build:
                 return None
@@ -627,9 +611,9 @@ class SqliteSearchIndex:
             (have[token], ranking.idf(notes, counts[term]), term in selection.matching)
             for term, token in zip(selection.terms, tokens, strict=True)
         ]
-        fresh = bounds.fresh(conn, table_id, since, sorted(set(tokens)))
+        fresh = bounds.fresh(conn, self.decoded, account.table, table_id, since, _TOKENIZE)
         relinked = bounds.links_since(conn, table_id, snap.built)
-        current = self._ranking_rows(conn, [*relinked, *fresh.terms])
+        current = self._ranking_rows(conn, [*relinked, *fresh.notes])
         rowids, finals = bounds.scores(
             self.decoded,
             snap,

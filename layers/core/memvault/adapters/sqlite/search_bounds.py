@@ -10,15 +10,15 @@ them ``scores`` computes every matching note's final score with numpy, in the op
 and order of FTS5's ``bm25()`` and of the SQL multiplier (ADR 0075): the same doubles, as
 the tests compare bit for bit against the reference statement.
 
-The lists are derived data, built per token when a search first needs them and never
-refuse a write. A write records its rows in ``search_fresh`` with the account's generation,
-in its own transaction, and a list or snapshot built at generation ``g`` holds exactly the
-notes whose last write is at or before ``g``. A small write (at most FRESH_WRITE notes) also
-keeps each note's own tokens (``search_fresh_terms``: FTS5's tokenizer over the same
-columns, in memory), so a search scores it exactly too; a larger one (an import) leaves
-them unknown, and the next search builds the lists it uses again first. A new inbound
-count is kept in ``search_links`` and read afresh. When the fresh rows grow past
-FRESH_SHARE of the notes, the next search builds again.
+The lists are derived data, built per token when a search first needs them, and a write
+never waits for them. A write records its rows in ``search_written`` with the account's
+generation, in its own transaction (nothing while no search has built a snapshot), and a
+list or snapshot built at generation ``g`` holds exactly the notes whose last write is at or
+before ``g``. A search scores the notes written since from their own text, which it reads
+from the FTS5 table and tokenizes with FTS5's tokenizer in memory (once per process and
+note generation). A new inbound count is kept in ``search_links`` and read afresh. When
+the fresh rows grow past FRESH_FLOOR (and FRESH_SHARE of the notes), the next search builds
+the snapshot and its lists again.
 """
 
 from __future__ import annotations
@@ -50,20 +50,13 @@ CREATE TABLE IF NOT EXISTS search_snapshots (
     updated BLOB NOT NULL,
     inbound BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS search_fresh (
+CREATE TABLE IF NOT EXISTS search_written (
     rowid INTEGER PRIMARY KEY,
     table_id INTEGER NOT NULL,
     generation INTEGER NOT NULL,
-    length INTEGER
+    gone INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS search_fresh_by_table ON search_fresh (table_id, generation);
-CREATE TABLE IF NOT EXISTS search_fresh_terms (
-    token TEXT NOT NULL,
-    rowid INTEGER NOT NULL,
-    freq INTEGER NOT NULL,
-    PRIMARY KEY (token, rowid)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS search_fresh_terms_by_row ON search_fresh_terms (rowid);
+CREATE INDEX IF NOT EXISTS search_written_by_table ON search_written (table_id, generation);
 CREATE TABLE IF NOT EXISTS search_links (
     rowid INTEGER PRIMARY KEY,
     table_id INTEGER NOT NULL,
@@ -71,19 +64,13 @@ CREATE TABLE IF NOT EXISTS search_links (
 );
 """
 
-# A search_fresh row's length: a deleted note, or one whose tokens were not kept.
-GONE = -1
-UNKNOWN = -2
-
 # A token held by fewer notes than this is read from FTS5's instances when a search needs
 # it (at 0.57 us an instance, under a millisecond), not stored.
 STORE_MIN = 256
-# A write of at most this many notes keeps their tokens (search_fresh_terms); a larger
-# one leaves them unknown, and the next search builds its lists again.
-FRESH_WRITE = 32
-# Rows written since the lists a search uses, past this share of the account's notes (and
-# FRESH_FLOOR), have those lists built again first.
-FRESH_SHARE = 0.02
+# Rows written since the lists a search uses, past FRESH_FLOOR (and this share of the
+# account's notes), have the snapshot and those lists built again first: a search
+# tokenizes each note written since once (about 1.2 ms for 600 words).
+FRESH_SHARE = 0.0025
 FRESH_FLOOR = 256
 
 # The weight of each FTS5 column in bm25 (domain.ranking.FIELD_WEIGHTS; the marker 0).
@@ -118,10 +105,10 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class Fresh:
-    """What a search reads of the rows written since ``since``."""
+    """What a search reads of the rows written since the lists it uses."""
 
-    rows: dict[int, int]  # rowid -> its length, GONE or UNKNOWN
-    terms: dict[int, dict[str, int]]  # rowid -> token -> F (of the search's tokens)
+    rows: frozenset[int]  # every row written since (the deleted ones too)
+    notes: dict[int, tuple[int, dict[str, int]]]  # the live ones: D and each token's F
 
 
 # ---------------------------------------------------------------- tokens
@@ -301,12 +288,7 @@ def rebuilt(conn: sqlite3.Connection, table_id: int, generation: int) -> None:
         "DELETE FROM search_impacts WHERE table_id = ? AND built < ?", (table_id, generation)
     )
     conn.execute(
-        "DELETE FROM search_fresh_terms WHERE rowid IN (SELECT rowid FROM search_fresh"
-        " WHERE table_id = ? AND generation <= ?)",
-        (table_id, generation),
-    )
-    conn.execute(
-        "DELETE FROM search_fresh WHERE table_id = ? AND generation <= ?", (table_id, generation)
+        "DELETE FROM search_written WHERE table_id = ? AND generation <= ?", (table_id, generation)
     )
     conn.execute(
         "DELETE FROM search_links WHERE table_id = ? AND generation <= ?", (table_id, generation)
@@ -326,6 +308,8 @@ class Decoded:
         self.lock = threading.Lock()
         self.stored: dict[tuple[int, str, int], Impacts | Snapshot] = {}
         self.places: dict[tuple[int, str, int], tuple[Snapshot, _I64, _F64, _F64]] = {}
+        # (table id, rowid, generation written) -> the note's D and tokens' F.
+        self.notes: dict[tuple[int, int, int], tuple[int, dict[str, int]]] = {}
         self._lengths: tuple[Snapshot, float, _F64] | None = None
 
     def lengths(self, snap: Snapshot, avgdl: float) -> _F64:
@@ -419,40 +403,59 @@ def stored_snapshot(conn: sqlite3.Connection, decoded: Decoded, table_id: int) -
     return snap
 
 
-def fresh_count(conn: sqlite3.Connection, table_id: int, generation: int) -> tuple[int, int]:
-    """(rows written after ``generation``, how many of them have unknown tokens)."""
+def fresh_count(conn: sqlite3.Connection, table_id: int, generation: int) -> int:
+    """How many of the table's rows were written after ``generation``."""
     row = conn.execute(
-        "SELECT count(*), coalesce(sum(length = ?), 0) FROM search_fresh"
-        " WHERE table_id = ? AND generation > ?",
-        (UNKNOWN, table_id, generation),
+        "SELECT count(*) FROM search_written WHERE table_id = ? AND generation > ?",
+        (table_id, generation),
     ).fetchone()
-    return int(row[0]), int(row[1])
+    return int(row[0])
 
 
 def stale(fresh: int, notes: int) -> bool:
     return fresh > max(FRESH_FLOOR, FRESH_SHARE * notes)
 
 
-def fresh(conn: sqlite3.Connection, table_id: int, since: int, tokens: Sequence[str]) -> Fresh:
-    """The rows written after ``since``, with their F of ``tokens``."""
-    rows = {
-        int(r[0]): int(r[1])
-        for r in conn.execute(
-            "SELECT rowid, length FROM search_fresh WHERE table_id = ? AND generation > ?",
-            (table_id, since),
-        )
-    }
-    terms: dict[int, dict[str, int]] = {}
-    if rows and tokens:
-        marks = ", ".join("?" * len(tokens))
-        for token, rowid, freq in conn.execute(
-            "SELECT t.token, t.rowid, t.freq FROM search_fresh_terms AS t"
-            " JOIN search_fresh AS f ON f.rowid = t.rowid"
-            f" WHERE t.token IN ({marks}) AND f.table_id = ? AND f.generation > ?",
-            (*tokens, table_id, since),
-        ):
-            terms.setdefault(int(rowid), {})[str(token)] = int(freq)
-    return Fresh(rows, terms)
+def fresh(
+    conn: sqlite3.Connection,
+    decoded: Decoded,
+    table: str,
+    table_id: int,
+    since: int,
+    tokenize: str,
+) -> Fresh:
+    """The rows written after ``since``, the live ones tokenized as FTS5 tokenized them."""
+    rows = conn.execute(
+        "SELECT rowid, generation, gone FROM search_written WHERE table_id = ? AND generation > ?",
+        (table_id, since),
+    ).fetchall()
+    notes: dict[int, tuple[int, dict[str, int]]] = {}
+    unread: dict[int, int] = {}
+    for rowid, generation, gone in rows:
+        if gone:
+            continue
+        known = decoded.notes.get((table_id, int(rowid), int(generation)))
+        if known is None:
+            unread[int(rowid)] = int(generation)
+        else:
+            notes[int(rowid)] = known
+    waiting = list(unread)
+    for start in range(0, len(waiting), 256):
+        chunk = waiting[start : start + 256]
+        marks = ", ".join("?" * len(chunk))
+        texts = conn.execute(
+            f"SELECT rowid, {', '.join(_TEXT_COLUMNS)} FROM {table} WHERE rowid IN ({marks})",
+            chunk,
+        ).fetchall()
+        tokenized = _tokenizer(tokenize).notes([tuple(r)[1:] for r in texts])
+        with decoded.lock:
+            if len(decoded.notes) >= 16 * decoded.MAX:
+                decoded.notes.clear()
+            for r, found in zip(texts, tokenized, strict=True):
+                rowid = int(r[0])
+                decoded.notes[(table_id, rowid, unread[rowid])] = found
+                notes[rowid] = found
+    return Fresh(frozenset(int(r[0]) for r in rows), notes)
 
 
 def links_since(conn: sqlite3.Connection, table_id: int, since: int) -> list[int]:
@@ -468,36 +471,17 @@ def links_since(conn: sqlite3.Connection, table_id: int, since: int) -> list[int
 
 # ---------------------------------------------------------------- writes
 def written(
-    conn: sqlite3.Connection,
-    table_id: int,
-    generation: int,
-    rows: Sequence[tuple[int, Sequence[str] | None]],
-    tokenize: str,
+    conn: sqlite3.Connection, table_id: int, generation: int, rowids: Sequence[int], *, gone: bool
 ) -> None:
-    """Record rows written at ``generation`` (in the write's own transaction): (rowid, its
-    columns' texts, None when deleted). A small write keeps the notes' tokens. While the
-    table has no snapshot (no search has built one yet) there is nothing to record: what is
-    built later is built from the table as it is then."""
-    if not rows or not built(conn, table_id):
+    """Record rows written (or deleted) at ``generation``, in the write's own transaction.
+    While the table has no snapshot (no search has built one yet) there is nothing to
+    record: what is built later is built from the table as it is then."""
+    if not rowids or not built(conn, table_id):
         return
-    rowids = [(rowid,) for rowid, _ in rows]
-    conn.executemany("DELETE FROM search_fresh_terms WHERE rowid = ?", rowids)
-    live = [(rowid, text) for rowid, text in rows if text is not None]
-    lengths = {rowid: GONE for rowid, _ in rows}
-    if len(live) <= FRESH_WRITE:
-        tokenized = _tokenizer(tokenize).notes([text for _, text in live])
-        for (rowid, _), (length, freqs) in zip(live, tokenized, strict=True):
-            lengths[rowid] = length
-            conn.executemany(
-                "INSERT INTO search_fresh_terms (token, rowid, freq) VALUES (?, ?, ?)",
-                [(token, rowid, f) for token, f in freqs.items()],
-            )
-    else:
-        lengths.update((rowid, UNKNOWN) for rowid, _ in live)
     conn.executemany(
-        "INSERT OR REPLACE INTO search_fresh (rowid, table_id, generation, length)"
+        "INSERT OR REPLACE INTO search_written (rowid, table_id, generation, gone)"
         " VALUES (?, ?, ?, ?)",
-        [(rowid, table_id, generation, length) for rowid, length in lengths.items()],
+        [(rowid, table_id, generation, int(gone)) for rowid in rowids],
     )
 
 
@@ -520,12 +504,7 @@ def forget(conn: sqlite3.Connection, table_id: int) -> None:
     """Drop the table's lists, snapshot and fresh rows (its table was emptied)."""
     conn.execute("DELETE FROM search_impacts WHERE table_id = ?", (table_id,))
     conn.execute("DELETE FROM search_snapshots WHERE table_id = ?", (table_id,))
-    conn.execute(
-        "DELETE FROM search_fresh_terms WHERE rowid IN"
-        " (SELECT rowid FROM search_fresh WHERE table_id = ?)",
-        (table_id,),
-    )
-    conn.execute("DELETE FROM search_fresh WHERE table_id = ?", (table_id,))
+    conn.execute("DELETE FROM search_written WHERE table_id = ?", (table_id,))
     conn.execute("DELETE FROM search_links WHERE table_id = ?", (table_id,))
 
 
@@ -626,10 +605,9 @@ def scores(
     # Notes written since: the same operations on their own tokens, one note at a time.
     extra_rowids: list[int] = []
     extra_relevance: list[float] = []
-    for rowid, size in written.rows.items():
-        own = written.terms.get(rowid)
-        if size < 0 or not own or rowid not in fresh_rows:
-            continue  # gone, or holding none of the tokens
+    for rowid, (size, own) in written.notes.items():
+        if rowid not in fresh_rows:
+            continue  # its ranking row is gone
         if not any(matching and impacts.token in own for impacts, _, matching in terms):
             continue
         value = 0.0
