@@ -76,6 +76,22 @@ def test_a_written_note_is_found_by_meaning_and_reports_indexed(
     assert set(vsvc.vectors.indexed_models(LOCAL_ACCOUNT_ID)) == {model}  # type: ignore[union-attr]
 
 
+def test_hits_without_texts_are_filled_to_the_whole_hits(vsvc: Services, user: Caller) -> None:
+    # What a hybrid search asks for (ADR 0076): the chunks' keys and scores first, then
+    # the texts of the ones it keeps, the same as asked whole.
+    vsvc.vault.write(user, "work/decisions.md", DECISION)
+    nearest(vsvc, "which database did we choose")  # a matrix held, then patched
+    vsvc.vault.write(user, "home/garden.md", GARDEN)
+    whole = nearest(vsvc, "which database did we choose")
+    light = nearest(vsvc, "which database did we choose", texts=False)
+    assert [(h.path, h.chunk_index, h.similarity) for h in light] == [
+        (h.path, h.chunk_index, h.similarity) for h in whole
+    ]
+    assert vsvc.vectors is not None and vsvc.embedding.model is not None
+    filled = vsvc.vectors.with_texts(LOCAL_ACCOUNT_ID, vsvc.embedding.model, light)
+    assert filled == whole and whole[0].path == "work/decisions.md"
+
+
 def test_holding_a_model_is_answered_per_account_and_model(vsvc: Services, user: Caller) -> None:
     # what every hybrid search asks first: answered without counting the chunks
     model = vsvc.embedding.model

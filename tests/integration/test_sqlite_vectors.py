@@ -24,7 +24,7 @@ from memvault.ports import ChunkVector
 DIM = 8
 
 
-def chunks(path: str, seed: int, count: int, model: str = "m") -> list[ChunkVector]:
+def chunks(path: str, seed: int, count: int, model: str = "m", first: int = 0) -> list[ChunkVector]:
     rng = np.random.default_rng(seed)
     out = []
     for i in range(count):
@@ -34,7 +34,7 @@ def chunks(path: str, seed: int, count: int, model: str = "m") -> list[ChunkVect
             ChunkVector(
                 note_id=f"id-{path}",
                 path=path,
-                chunk_index=i,
+                chunk_index=first + i,
                 heading="",
                 offset=i,
                 length=1,
@@ -52,6 +52,18 @@ def answer(index: SqliteVectorIndex, **kw: object) -> list[tuple[str, int]]:
     query = np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)
     hits = index.nearest("acc", query.tolist(), model="m", limit=50, **kw)  # type: ignore[arg-type]
     return [(h.path, h.chunk_index) for h in hits]
+
+
+def light_is_whole(index: SqliteVectorIndex, **kw: object) -> None:
+    """Hits without texts (ADR 0076) are the whole hits' keys, scores and times, and
+    ``with_texts`` fills them to the whole hits."""
+    query = (np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)).tolist()
+    whole = index.nearest("acc", query, model="m", limit=50, **kw)  # type: ignore[arg-type]
+    light = index.nearest("acc", query, model="m", limit=50, texts=False, **kw)  # type: ignore[arg-type]
+    keys = [(h.path, h.chunk_index, h.similarity, h.updated_at) for h in light]
+    assert keys == [(h.path, h.chunk_index, h.similarity, h.updated_at) for h in whole]
+    assert all(h.text == "" and h.note_id == "" for h in light)
+    assert index.with_texts("acc", "m", light) == whole
 
 
 OPS = st.lists(
@@ -76,7 +88,7 @@ def test_searches_agree_with_a_fresh_read_whatever_the_writes(
     for who, op, note, seed, count in ops:
         index = mine if who == "mine" else theirs
         if op == "upsert":
-            index.upsert_chunks("acc", note, chunks(note, seed, count))
+            index.upsert_chunks("acc", note, chunks(note, seed, count, first=seed % 3))
         elif op == "other-model":
             index.upsert_chunks("acc", note, chunks(note, seed, count, model="other"))
         else:
@@ -87,6 +99,26 @@ def test_searches_agree_with_a_fresh_read_whatever_the_writes(
     for kw in ({}, {"folder": "f/"}, {"tag": "odd"}, {"tag": "even"}):
         assert answer(mine, **kw) == answer(fresh, **kw)
         assert answer(theirs, **kw) == answer(fresh, **kw)
+        light_is_whole(mine, **kw)  # its matrix patched by its own writes
+        light_is_whole(fresh, **kw)
+
+
+def test_hits_without_texts_leave_out_notes_rewritten_or_removed_since(tmp_path: Path) -> None:
+    index = SqliteVectorIndex(Database(tmp_path / "v.sqlite3"))
+    for seed, note in enumerate(["a.md", "b.md", "c.md", "d.md"], start=1):
+        index.upsert_chunks("acc", note, chunks(note, seed, 3, first=5))
+    query = (np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)).tolist()
+    light = index.nearest("acc", query, model="m", limit=12, texts=False)
+    assert {h.chunk_index for h in light} == {5, 6, 7}
+    index.upsert_chunks("acc", "a.md", chunks("a.md", 9, 3, first=5))  # rewritten: a new time
+    index.delete_notes("acc", ["b.md"])
+    index.upsert_chunks("acc", "c.md", chunks("c.md", 3, 3, model="other"))  # re-embedded
+    filled = index.with_texts("acc", "m", light)
+    assert [(h.path, h.chunk_index) for h in filled] == [
+        (h.path, h.chunk_index) for h in light if h.path == "d.md"
+    ]
+    assert {h.text for h in filled} == {"d.md#0", "d.md#1", "d.md#2"}
+    assert {h.note_id for h in filled} == {"id-d.md"}
 
 
 def test_another_account_and_model_never_answer(tmp_path: Path) -> None:

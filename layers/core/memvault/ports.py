@@ -631,7 +631,19 @@ class VectorIndex(Protocol):
         limit: int,
         folder: str = "",
         tag: str | None = None,
-    ) -> list[VectorHit]: ...
+        texts: bool = True,
+    ) -> list[VectorHit]:
+        """The ``limit`` chunks nearest ``vector``, best first. ``texts=False``: the hits
+        may carry only their path, chunk index, similarity and time (what fusing needs;
+        note id, heading and text empty, offset and length 0), and ``with_texts`` fills
+        in the ones a caller keeps (ADR 0076)."""
+        ...
+
+    def with_texts(self, account_id: str, model: str, hits: Sequence[VectorHit]) -> list[VectorHit]:
+        """``hits`` (from ``nearest``, in their order) whole: note id, heading, offset,
+        length and text; a hit whose note was rewritten or removed since is left out."""
+        ...
+
     def indexed_models(self, account_id: str) -> dict[str, int]:
         """Chunk count per model name stored for the account (to spot a model change)."""
         ...

@@ -113,7 +113,10 @@ class SemanticSearch:
             return None
         return FALLBACK_NOT_INDEXED.format(model=self.model)
 
-    def nearest(self, account_id: str, query: SearchQuery, limit: int) -> list[VectorHit]:
+    def nearest(
+        self, account_id: str, query: SearchQuery, limit: int, *, texts: bool = True
+    ) -> list[VectorHit]:
+        """``texts=False``: hits with what fusing needs; ``with_texts`` fills the kept."""
         vector = self.embed_query(account_id, query.text)
         return self.vectors.nearest(
             account_id,
@@ -122,7 +125,11 @@ class SemanticSearch:
             limit=limit,
             folder=query.folder,
             tag=query.tag,
+            texts=texts,
         )
+
+    def with_texts(self, account_id: str, hits: Sequence[VectorHit]) -> list[VectorHit]:
+        return self.vectors.with_texts(account_id, self.model, hits) if hits else []
 
 
 class HybridSearch:
@@ -176,7 +183,8 @@ class HybridSearch:
             # The halves run side by side: the vector half (embedding the query, the scan)
             # on the pool while this thread asks the keyword index. numpy and the engines
             # release the GIL, so a hybrid search costs about its slower half.
-            nearest = _HALVES.submit(semantic.nearest, account_id, query, limit)
+            # The chunks come without their texts: only the kept notes' are read (ADR 0076).
+            nearest = _HALVES.submit(semantic.nearest, account_id, query, limit, texts=False)
             depth = max(KEYWORD_POOL, query.limit) if keyword_limit is None else keyword_limit
             pool = replace(query, limit=min(MAX_POOL, max(1, depth)))
             try:
@@ -186,7 +194,7 @@ class HybridSearch:
                 raise
             found: Callable[[], list[VectorHit]] = nearest.result
         else:
-            found = lambda: semantic.nearest(account_id, query, limit)  # noqa: E731
+            found = lambda: semantic.nearest(account_id, query, limit, texts=False)  # noqa: E731
         try:
             chunks = found()
         except ServiceUnavailable:
@@ -206,7 +214,12 @@ class HybridSearch:
             fusion=self.fusion,
         )
         kept = cut(fused, DEFAULT_MIN_SCORE if min_score is None else min_score, query.limit)
-        return SearchOutcome(self._hits(account_id, query, kept, keyword, chunks), mode)
+        # The kept notes' chunks read whole; a chunk whose note changed since is left out.
+        chunk_of = {(c.path, c.chunk_index): c for c in chunks}
+        whole = semantic.with_texts(
+            account_id, [chunk_of[(f.path, i)] for f in kept for i in f.chunks]
+        )
+        return SearchOutcome(self._hits(account_id, query, kept, keyword, whole), mode)
 
     def _empty(self, account_id: str) -> bool:
         account = self.store.get_account(account_id)
@@ -229,7 +242,11 @@ class HybridSearch:
             summaries = {s.path: s for s in self.store.get_summaries(account_id, missing)}
         hits: list[SearchHit] = []
         for fused in kept:
-            matched = tuple(_matched(chunk_of[(fused.path, i)]) for i in fused.chunks)
+            matched = tuple(
+                _matched(chunk_of[(fused.path, i)])
+                for i in fused.chunks
+                if (fused.path, i) in chunk_of
+            )
             found = by_path.get(fused.path)
             wants_snippet = query.snippets and bool(matched)
             if found is not None:
@@ -237,8 +254,8 @@ class HybridSearch:
                 hits.append(replace(found, score=fused.score, snippet=snippet, chunks=matched))
                 continue
             summary = summaries.get(fused.path)
-            if summary is None:
-                continue  # deleted or moved since its vectors were read
+            if summary is None or not matched:
+                continue  # deleted, moved or rewritten since its vectors were read
             hits.append(
                 SearchHit(
                     note_id=summary.id,

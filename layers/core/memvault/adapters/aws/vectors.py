@@ -393,7 +393,9 @@ class OpenSearchVectorIndex:
         limit: int,
         folder: str = "",
         tag: str | None = None,
+        texts: bool = True,
     ) -> list[VectorHit]:
+        # The hits come whole either way: OpenSearch sends each chunk's fields with it.
         query = _usable(vector)
         if limit <= 0 or query is None:
             return []  # a zero query vector is near nothing
@@ -422,6 +424,9 @@ class OpenSearchVectorIndex:
                 index=name, body=body, routing=account_id, ignore_unavailable=True
             )
         return [self._hit(h) for h in resp["hits"]["hits"]]
+
+    def with_texts(self, account_id: str, model: str, hits: Sequence[VectorHit]) -> list[VectorHit]:
+        return list(hits)  # ``nearest`` gave them whole
 
     def indexed_models(self, account_id: str) -> dict[str, int]:
         body = {

@@ -201,7 +201,11 @@ class _Matrix:
         vectors: npt.NDArray[np.float32],
         paths: list[str],
         tags: list[list[str]],
+        updated: Sequence[float] = (),
+        indexes: Sequence[int] = (),
     ) -> None:
+        """``updated`` and ``indexes``: each row's note time and chunk index, what a hit
+        without its text carries (ADR 0076; empty: zeros)."""
         self.generation = generation
         self.dimension = int(vectors.shape[1]) if vectors.size else 0
         self.size = len(ids)
@@ -213,6 +217,12 @@ class _Matrix:
             self.vectors[: self.size] = vectors
         self.alive = np.zeros(capacity, dtype=bool)
         self.alive[: self.size] = True
+        self.updated = np.zeros(capacity, dtype=np.float64)
+        self.index = np.zeros(capacity, dtype=np.int64)
+        if len(updated):
+            self.updated[: self.size] = updated
+        if len(indexes):
+            self.index[: self.size] = indexes
         self.dead = 0
         self.paths: list[str] = list(paths)
         self._path_array: npt.NDArray[np.str_] | None = None
@@ -246,9 +256,10 @@ class _Matrix:
                 self.alive[row] = False
                 self.dead += 1
 
-    def append(self, rows: Sequence[tuple[int, str, list[str], bytes]]) -> bool:
-        """Add (id, path, tag keys, vector) rows; False when a row's dimension differs."""
-        for row_id, path, keys, blob in rows:
+    def append(self, rows: Sequence[_Added]) -> bool:
+        """Add (id, path, tag keys, vector, note time, chunk index) rows; False when a
+        row's dimension differs."""
+        for row_id, path, keys, blob, updated_at, chunk_index in rows:
             vector = np.frombuffer(blob, dtype=np.float32)
             if self.dimension == 0:
                 self.dimension = len(vector)
@@ -261,6 +272,8 @@ class _Matrix:
             self.size += 1
             self.ids[row] = row_id
             self.vectors[row] = vector
+            self.updated[row] = updated_at
+            self.index[row] = chunk_index
             if self.projected is not None and self.basis is not None:
                 self.projected[:, row] = _projected(self.basis, vector[None, :])[:, 0]
             self.alive[row] = True
@@ -275,6 +288,10 @@ class _Matrix:
         capacity = 2 * len(self.ids)
         self.ids = np.resize(self.ids, capacity)
         self.alive = np.concatenate([self.alive, np.zeros(capacity - len(self.alive), bool)])
+        self.updated = np.concatenate([self.updated, np.zeros(capacity - len(self.updated))])
+        self.index = np.concatenate(
+            [self.index, np.zeros(capacity - len(self.index), dtype=np.int64)]
+        )
         grown = np.zeros((capacity, self.vectors.shape[1]), dtype=np.float32)
         grown[: self.size] = self.vectors[: self.size]
         self.vectors = grown
@@ -304,6 +321,10 @@ def _projected(
         np.float32, copy=False
     )
 
+
+# A chunk added to a matrix held in memory: id, path, tag keys, vector (float32 bytes),
+# the note's time, the chunk's index.
+_Added = tuple[int, str, list[str], bytes, float, int]
 
 # A stored note: account, path, note id, model, dimension, chunks, tag keys (JSON),
 # updated at, spans (JSON), text start, text, vectors (float32 bytes, a row a chunk).
@@ -577,12 +598,15 @@ class SqliteVectorIndex:
             before, after = self._bump(conn, account_id)
         # The new chunks, for a matrix of this account held in memory (ids given above, in
         # one write transaction: no other writer came between).
-        added: dict[str, list[tuple[int, str, list[str], bytes]]] = {}
+        added: dict[str, list[_Added]] = {}
         if self._holds(account_id):
-            for n, (_, path, _, model, dimension, count, keys, *_, blob) in enumerate(rows):
+            for n, row in enumerate(rows):
+                _, path, _, model, dimension, count, keys, updated_at, spans, *_, blob = row
                 base, width, tags = (first + n) << CHUNK_BITS, 4 * dimension, json.loads(keys)
+                indexes = [int(span[0]) for span in _decode(spans, 0)[0]]
                 added.setdefault(model, []).extend(
-                    (base + k, path, tags, blob[k * width : (k + 1) * width]) for k in range(count)
+                    (base + k, path, tags, blob[k * width : (k + 1) * width], updated_at, index)
+                    for k, index in enumerate(indexes[:count])
                 )
         self._patch(account_id, before, after, paths, added)
 
@@ -630,7 +654,7 @@ class SqliteVectorIndex:
         before: int,
         after: int,
         removed: Sequence[str],
-        added: dict[str, list[tuple[int, str, list[str], bytes]]],
+        added: dict[str, list[_Added]],
     ) -> None:
         """Apply this process's write to the account's cached matrices, when they are of
         the generation the write started from; drop them otherwise."""
@@ -698,6 +722,7 @@ class SqliteVectorIndex:
         limit: int,
         folder: str = "",
         tag: str | None = None,
+        texts: bool = True,
     ) -> list[VectorHit]:
         if limit <= 0:
             return []
@@ -727,9 +752,77 @@ class SqliteVectorIndex:
                 )
             else:
                 rows, scores = _exact(matrix, query, keep, count, k)
+            if not texts:
+                # From the matrix alone, no row read (ADR 0076): ``with_texts`` reads the
+                # notes of the hits a caller keeps.
+                paths = matrix.paths
+                return [
+                    VectorHit(
+                        "",
+                        paths[row],
+                        index,
+                        "",
+                        0,
+                        0,
+                        "",
+                        max(-1.0, min(1.0, float(score))),
+                        updated_at,
+                    )
+                    for row, index, updated_at, score in zip(
+                        rows.tolist(),
+                        matrix.index[rows].tolist(),
+                        matrix.updated[rows].tolist(),
+                        scores,
+                        strict=True,
+                    )
+                ]
             ids = [int(i) for i in matrix.ids[rows]]
             similarity = {i: float(sc) for i, sc in zip(ids, scores, strict=True)}
         return self._hits(account_id, model, ids, similarity)
+
+    def with_texts(self, account_id: str, model: str, hits: Sequence[VectorHit]) -> list[VectorHit]:
+        """The notes of ``hits`` read by path, one row each; a hit is filled from its
+        note's row when that row is the one it was found in (the same model and note time,
+        a chunk of its index), else left out, as a note written or removed since."""
+        wanted = list(dict.fromkeys(hit.path for hit in hits if not hit.text and not hit.note_id))
+        if not wanted:
+            return list(hits)
+        marks = ",".join("?" * len(wanted))
+        cursor = self.db.connection().cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT id, note_id, path, updated_at, spans, text_start, text FROM vector_notes"
+            f" WHERE account_id = ? AND path IN ({marks}) AND +model = ?",
+            (account_id, *wanted, model),
+        ).fetchall()
+        by_path = {row[2]: row for row in rows}
+        out: list[VectorHit] = []
+        for hit in hits:
+            if hit.text or hit.note_id:
+                out.append(hit)  # whole already
+                continue
+            row = by_path.get(hit.path)
+            if row is None or float(row[3]) != hit.updated_at:
+                continue
+            row_id, note_id, _, _, stored, start, text = row
+            span = next((s for s in self._spans(row_id, stored) if s[0] == hit.chunk_index), None)
+            if span is None:
+                continue
+            _, heading, offset, length, *own = span
+            out.append(
+                VectorHit(
+                    note_id,
+                    hit.path,
+                    hit.chunk_index,
+                    heading,
+                    offset,
+                    length,
+                    own[0] if own else text[offset - start : offset - start + length],
+                    hit.similarity,
+                    hit.updated_at,
+                )
+            )
+        return out
 
     def _hits(
         self, account_id: str, model: str, ids: list[int], similarity: dict[int, float]
@@ -867,8 +960,8 @@ class SqliteVectorIndex:
                 "SELECT generation FROM vector_accounts WHERE account_id = ?", (account_id,)
             ).fetchone()
             rows = conn.execute(
-                "SELECT id, path, dimension, chunks, tag_keys, vectors FROM vector_notes"
-                " WHERE account_id = ? AND model = ? ORDER BY id",
+                "SELECT id, path, dimension, chunks, tag_keys, vectors, updated_at, spans"
+                " FROM vector_notes WHERE account_id = ? AND model = ? ORDER BY id",
                 (account_id, model),
             ).fetchall()
         finally:
@@ -886,6 +979,8 @@ class SqliteVectorIndex:
         ids: list[int] = []
         paths: list[str] = []
         tags: list[list[str]] = []
+        updated: list[float] = []
+        indexes: list[int] = []
         for r in rows:
             count, base, keys = (
                 int(r["chunks"]),
@@ -895,6 +990,11 @@ class SqliteVectorIndex:
             ids.extend(range(base, base + count))
             paths.extend([r["path"]] * count)
             tags.extend([keys] * count)
+            updated.extend([float(r["updated_at"])] * count)
+            # Each chunk's index, by its place (a row with fewer spans than chunks, never
+            # written by this code, gives its extra chunks -1: a hit no note holds).
+            places = [int(span[0]) for span in _decode(r["spans"], 0)[0][:count]]
+            indexes.extend(places + [-1] * (count - len(places)))
         vectors = (
             np.frombuffer(b"".join(r["vectors"] for r in rows), dtype=np.float32).reshape(
                 len(ids), dimension
@@ -908,6 +1008,8 @@ class SqliteVectorIndex:
             vectors=vectors,
             paths=paths,
             tags=tags,
+            updated=updated,
+            indexes=indexes,
         )
 
 
