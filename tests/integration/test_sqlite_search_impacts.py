@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memvault.adapters.sqlite import search_bounds
+from memvault.adapters.sqlite import search, search_bounds
 from memvault.adapters.sqlite.db import Database
 from memvault.adapters.sqlite.search import SqliteSearchIndex
 from memvault.domain.models import SearchDoc, SearchHit, SearchQuery
@@ -71,10 +71,11 @@ def built(db: Database) -> dict[str, int]:
 def check(db: Database, ix: SqliteSearchIndex, texts: tuple[str, ...] = tuple(QUERIES)) -> None:
     for text in texts:
         for limit in LIMITS:
-            query = SearchQuery(text, limit=limit)
-            got = ix.search(ACCOUNT, query, now=NOW)
-            assert got == reference(db, query), (text, limit)
-            assert got
+            for folder in ("", "a/", "c/"):
+                query = SearchQuery(text, limit=limit, folder=folder)
+                got = ix.search(ACCOUNT, query, now=NOW)
+                assert got == reference(db, query), (text, limit, folder)
+                assert got or folder == "c/"
 
 
 def test_searches_from_the_lists_give_the_reference_answer(
@@ -188,10 +189,16 @@ def test_a_search_that_may_not_build_the_lists_walks_the_matches(
             assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
     assert paths.walked == len(QUERIES)
     assert built(db) == {}
-    # A word FTS5 splits into two tokens, or a folder filter: the walk too.
-    for query in (SearchQuery("otter_reed heron"), SearchQuery("otter", folder="a/")):
+    # A word FTS5 splits into two tokens, a tag filter, a folder of too many notes: the
+    # walk too.
+    monkeypatch.setattr(search, "_FOLDER_MAX", 100)
+    for query in (
+        SearchQuery("otter_reed heron"),
+        SearchQuery("otter", tag="wild"),
+        SearchQuery("otter", folder="a/"),
+    ):
         assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
-    assert paths.walked == len(QUERIES) + 2
+    assert paths.walked == len(QUERIES) + 3
 
 
 def test_recalls_selection_from_the_lists_gives_the_walks_answer(

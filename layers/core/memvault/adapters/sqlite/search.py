@@ -34,6 +34,9 @@ import sqlite3
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from memvault.adapters.sqlite import search_bounds as bounds
 from memvault.adapters.sqlite.db import Database
 from memvault.domain import query as query_terms
@@ -210,6 +213,9 @@ _WALK_PER_RESULT = 4
 _WALK_SHARE = 128
 
 
+# A folder-filtered search reads the rowids of the folder's notes first, while they are
+# at most this many.
+_FOLDER_MAX = 20_000
 # How long a search waits for the write lock to build impact lists before it walks.
 _BUILD_WAIT_MS = 100
 # Snippets scan the matches while they number fewer than this many per (winner, term).
@@ -232,6 +238,7 @@ class _Account:
     notes: int
     generation: int
     table_id: int
+    account_id: str
 
 
 class SqliteSearchIndex:
@@ -264,7 +271,7 @@ class SqliteSearchIndex:
         ).fetchone()
         if row is None:
             return None
-        return _Account(fts_table(row[0]), int(row[1]), int(row[2]), int(row[0]))
+        return _Account(fts_table(row[0]), int(row[1]), int(row[2]), int(row[0]), account_id)
 
     @classmethod
     def _writable(cls, conn: sqlite3.Connection, account_id: str) -> str:
@@ -569,8 +576,12 @@ class SqliteSearchIndex:
     ) -> list[tuple[int, float, str]] | _Build | None:
         """(rowid, final score, path) of the best matches, best first, from the impact lists
         (ADR 0075); _Build when lists it needs are missing or stale; None when it cannot
-        answer (a filter, a word of several tokens, or lists it may not build)."""
-        if not self.impact_lists or query.folder or query.tag:
+        answer (a tag filter, a folder of very many notes, a word of several tokens, or lists
+        it may not build)."""
+        if not self.impact_lists or query.tag:
+            return None
+        inside = self._folder_rows(conn, account, query.folder) if query.folder else None
+        if query.folder and inside is None:
             return None
         tokens: list[str] = []
         for term in selection.terms:
@@ -624,6 +635,7 @@ class SqliteSearchIndex:
             avgdl,
             now,
             query.limit,
+            inside,
         )
         paths = self._paths(conn, rowids.tolist())
         top = sorted(
@@ -635,6 +647,24 @@ class SqliteSearchIndex:
             key=lambda hit: (-hit[1], hit[2]),
         )
         return top[: query.limit]
+
+    @staticmethod
+    def _folder_rows(
+        conn: sqlite3.Connection, account: _Account, folder: str
+    ) -> npt.NDArray[np.int64] | None:
+        """The rowids of the account's notes under ``folder`` (ascending), None when they
+        are more than _FOLDER_MAX (reading them would cost more than the walk). The same
+        test as the walk's, within the range of paths starting with the folder (paths that
+        start with "a/b/" sort before "a/b0", the next character after "/")."""
+        end = folder[:-1] + chr(ord(folder[-1]) + 1)
+        rows = conn.execute(
+            "SELECT rowid FROM search_rows WHERE account_id = ? AND path >= ? AND path < ?"
+            " AND substr(path, 1, ?) = ? LIMIT ?",
+            (account.account_id, folder, end, len(folder), folder, _FOLDER_MAX + 1),
+        ).fetchall()
+        if len(rows) > _FOLDER_MAX:
+            return None
+        return np.sort(np.array([r[0] for r in rows], dtype=np.int64))
 
     @staticmethod
     def _ranking_rows(

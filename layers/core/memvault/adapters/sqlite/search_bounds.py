@@ -548,6 +548,7 @@ def scores(
     avgdl: float,
     now: float,
     limit: int,
+    inside: _I64 | None = None,
 ) -> tuple[_I64, _F64]:
     """(rowids, final scores) of the matching notes that can make the best ``limit``: at
     least those, and every note tied with the last of them.
@@ -556,7 +557,8 @@ def scores(
     matches when it holds a matching one. Each phrase adds ``idf * F (k1 + 1) / (F + k1
     (1 - b + b D / avgdl))`` as FTS5's bm25() adds it (0.0 where F is 0), so the sum is the
     same double. Notes written since (``written``) are scored from their own tokens;
-    ``relinked`` and ``fresh_rows`` give (updated_at, inbound) read afresh."""
+    ``relinked`` and ``fresh_rows`` give (updated_at, inbound) read afresh. ``inside``:
+    only these rowids (ascending) may match (a folder's)."""
     k1, b = ranking.BM25_K1, ranking.BM25_B
     places = [(_places(decoded, snap, impacts), idf) for impacts, idf, _ in terms]
     # The matching notes first (those holding a matching phrase, less the fresh ones)...
@@ -564,6 +566,12 @@ def scores(
     for ((at, _, _), _), (_, _, matching) in zip(places, terms, strict=True):
         if matching:
             matched[at] = True
+    if inside is not None:
+        allow = np.zeros(len(snap.rowids), dtype=bool)
+        at = np.searchsorted(snap.rowids, inside)
+        at[at >= len(snap.rowids)] = 0
+        allow[at[snap.rowids[at] == inside]] = True
+        matched &= allow
     if written.rows:
         gone = np.fromiter(written.rows, dtype=np.int64, count=len(written.rows))
         at = np.searchsorted(snap.rowids, gone)
@@ -605,9 +613,12 @@ def scores(
     # Notes written since: the same operations on their own tokens, one note at a time.
     extra_rowids: list[int] = []
     extra_relevance: list[float] = []
+    allowed = None if inside is None else set(inside.tolist())
     for rowid, (size, own) in written.notes.items():
         if rowid not in fresh_rows:
             continue  # its ranking row is gone
+        if allowed is not None and rowid not in allowed:
+            continue
         if not any(matching and impacts.token in own for impacts, _, matching in terms):
             continue
         value = 0.0
