@@ -172,10 +172,14 @@ _SCAN = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memvault-vector-sc
 
 
 def candidate_count(rows: int, limit: int, energy: float = TYPICAL_ENERGY) -> int:
-    """How many rows of the projected pass are scored again exactly."""
+    """How many rows of the projected pass are scored again exactly: the share of the rows
+    widened for a weak query, or the floor widened by the square root of that (ADR 0076:
+    in an account of 50k-400k chunks the floor is the larger; widened in full it cost a
+    10k-note vault's median query 2.16 ms of CPU against 1.37, for recall@10 0.994 against
+    0.989 and @60 0.981 against 0.972)."""
     widen = min(8.0, max(1.0, (TYPICAL_ENERGY / max(energy, 1e-6)) ** 2))
-    base = max(MIN_CANDIDATES, 20 * limit, int(rows * CANDIDATE_SHARE))
-    return min(rows, int(base * widen))
+    floor = int(max(MIN_CANDIDATES, 20 * limit) * widen**0.5)
+    return min(rows, max(floor, int(int(rows * CANDIDATE_SHARE) * widen)))
 
 
 def train_projection(vectors: npt.NDArray[np.float32], dims: int) -> npt.NDArray[np.float32]:
