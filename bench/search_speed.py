@@ -215,10 +215,14 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             # (ADR 0057), interleaved with the split one.
             runs["nearest chunks, one thread"] = one_thread(svc.vectors, runs["nearest chunks"])
             runs["recall hybrid, one thread"] = one_thread(svc.vectors, runs["recall hybrid"])
-            # ADR 0076: the design before it (exact below 150k chunks, 1,000 candidates).
-            runs["hybrid, before ADR 0076"] = before_0076(svc.vectors, runs["hybrid"])
+            # ADR 0076: the design before it (exact below 150k chunks, 1,000 candidates
+            # widened in full, every hit read whole).
+            runs["hybrid, before ADR 0076"] = before_0076(svc.vectors, semantic, runs["hybrid"])
             runs["nearest chunks, before ADR 0076"] = before_0076(
-                svc.vectors, runs["nearest chunks"]
+                svc.vectors, semantic, runs["nearest chunks"]
+            )
+            runs["recall hybrid, before ADR 0076"] = before_0076(
+                svc.vectors, semantic, runs["recall hybrid"]
             )
             before = before_0066(svc.vectors, ACCOUNT, semantic.model)
             if before is not None:
@@ -262,16 +266,28 @@ def before_0075(index: Any, run: Callable[[str, int], object]) -> Callable[[str,
     return as_before
 
 
-def before_0076(index: Any, run: Callable[[str, int], object]) -> Callable[[str, int], object]:
+def before_0076(
+    index: Any, semantic: Any, run: Callable[[str, int], object]
+) -> Callable[[str, int], object]:
     from memvault.adapters.sqlite import vectors
 
+    nearest = semantic.nearest
+
+    def whole(account: str, query: Any, limit: int, *, texts: bool = True) -> object:
+        return nearest(account, query, limit, texts=True)
+
+    def counted(rows: int, limit: int, energy: float = vectors.TYPICAL_ENERGY) -> int:
+        widen = min(8.0, max(1.0, (vectors.TYPICAL_ENERGY / max(energy, 1e-6)) ** 2))
+        base = max(1_000, 20 * limit, int(rows * vectors.CANDIDATE_SHARE))
+        return min(rows, int(base * widen))
+
     def as_before(text: str, n: int) -> object:
-        kept = index._ann_min_rows, vectors.MIN_CANDIDATES
-        index._ann_min_rows, vectors.MIN_CANDIDATES = 150_000, 1_000
+        kept = index._ann_min_rows, vectors.candidate_count, semantic.nearest
+        index._ann_min_rows, vectors.candidate_count, semantic.nearest = 150_000, counted, whole
         try:
             return run(text, n)
         finally:
-            index._ann_min_rows, vectors.MIN_CANDIDATES = kept
+            index._ann_min_rows, vectors.candidate_count, semantic.nearest = kept
 
     return as_before
 
@@ -475,6 +491,7 @@ def print_table(results: list[dict[str, Any]]) -> None:
         "keyword half, before ADR 0075",
         "recall keyword, before ADR 0075",
         "nearest chunks, before ADR 0076",
+        "recall hybrid, before ADR 0076",
         "tantivy",
     ]
     for kind in kinds:
@@ -555,6 +572,12 @@ def print_table(results: list[dict[str, Any]]) -> None:
                 f" {r['recall hybrid all p50']:.1f} / {r['recall hybrid, one thread all p50']:.1f}"
                 f" ms; nearest chunks {r['nearest chunks all p50']:.1f} /"
                 f" {r['nearest chunks, one thread all p50']:.1f} ms"
+            )
+        if "recall hybrid, before ADR 0076 all p50" in r:
+            print(
+                "recall hybrid p50 at 100k before ADR 0076:"
+                f" {r['recall hybrid, before ADR 0076 all p50']:.1f} ms,"
+                f" CPU {r['recall hybrid, before ADR 0076 cpu p50']:.1f} ms"
             )
         if "recall hybrid cpu p50" in r:
             print(
