@@ -60,7 +60,12 @@ def make_settings(tmp_path: Path, backend: str, **overrides: object) -> Settings
     # Passwords hash at argon2id's cheapest cost: the suite hashes hundreds of them.
     overrides.setdefault("password_hash_cost", "low")
     data_dir = tmp_path / "data"
-    key = _settings_key(backend, overrides)
+    # Each AWS test's own table, bucket and indices are plain strings, which the
+    # constructor keeps as they are: they are copied in like the data directory, so a
+    # Settings is made once per run for the AWS tier too, not once per test (~8 ms).
+    names = {k: v for k, v in overrides.items() if k in _NAMES and isinstance(v, str)}
+    rest = {k: v for k, v in overrides.items() if k not in names}
+    key = _settings_key(backend, {**rest, **dict.fromkeys(names, "")})
     with _settings_lock:
         made = _settings_made.get(key) if key is not None else None
     if made is None:
@@ -69,7 +74,11 @@ def make_settings(tmp_path: Path, backend: str, **overrides: object) -> Settings
             with _settings_lock:
                 _settings_made[key] = made.model_copy(deep=True)
         return made
-    return made.model_copy(update={"data_dir": data_dir}, deep=True)
+    return made.model_copy(update={"data_dir": data_dir, **names}, deep=True)
+
+
+# Settings fields of type str (no validator) that name a test's own resources.
+_NAMES = frozenset({"table", "bucket", "opensearch_index", "opensearch_vector_index"})
 
 
 def require_opensearch() -> str:

@@ -52,6 +52,7 @@ def _measure(kind: str, name: str, phase: str) -> Generator[None, Any, None]:
             "phase": phase,
             "wall": round(time.perf_counter() - wall, 4),
             "cpu": round(_cpu() - cpu, 4),
+            "end": round(time.time(), 3),  # when it ended: each worker's timeline
         }
     )
 
@@ -85,7 +86,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     with open(f"{_OUT}.{worker}.jsonl", "w", encoding="utf-8") as fh:
         for row in _rows:
             fh.write(json.dumps(row) + "\n")
-        process = {"kind": "process", "name": worker, "cpu": _cpu(), "gc": _gc_cpu}
+        process = {
+            "kind": "process",
+            "name": worker,
+            "cpu": _cpu(),
+            "gc": _gc_cpu,
+            "end": round(time.time(), 3),
+        }
         fh.write(json.dumps(process) + "\n")
 
 
