@@ -62,7 +62,7 @@ def make_settings(tmp_path: Path, backend: str, **overrides: object) -> Settings
     data_dir = tmp_path / "data"
     # Each AWS test's own table, bucket and indices are plain strings, which the
     # constructor keeps as they are: they are copied in like the data directory, so a
-    # Settings is made once per run for the AWS tier too, not once per test (~8 ms).
+    # Settings is made once per run for the AWS tier too, not once per test (~3 ms).
     names = {k: v for k, v in overrides.items() if k in _NAMES and isinstance(v, str)}
     rest = {k: v for k, v in overrides.items() if k not in names}
     key = _settings_key(backend, {**rest, **dict.fromkeys(names, "")})
