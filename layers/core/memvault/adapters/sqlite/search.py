@@ -603,9 +603,11 @@ class SqliteSearchIndex:
         missing = tuple(token for token in distinct if token not in have)
         renew = snap is None
         since = -1
+        written: list[tuple[int, int, int]] = []
         if snap is not None:
             since = min([snap.built, *(impacts.built for impacts in have.values())])
-            renew = bounds.stale(bounds.fresh_count(conn, table_id, since), account.notes)
+            written = bounds.written_since(conn, table_id, since)
+            renew = bounds.stale(len(written), account.notes)
         if missing or renew:
             if not build:
                 return None
@@ -622,7 +624,7 @@ class SqliteSearchIndex:
             (have[token], ranking.idf(notes, counts[term]), term in selection.matching)
             for term, token in zip(selection.terms, tokens, strict=True)
         ]
-        fresh = bounds.fresh(conn, self.decoded, account.table, table_id, since, _TOKENIZE)
+        fresh = bounds.fresh(conn, self.decoded, account.table, table_id, written, _TOKENIZE)
         relinked = bounds.links_since(conn, table_id, snap.built)
         current = self._ranking_rows(conn, [*relinked, *fresh.notes])
         rowids, finals = bounds.scores(

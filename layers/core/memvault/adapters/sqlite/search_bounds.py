@@ -403,13 +403,15 @@ def stored_snapshot(conn: sqlite3.Connection, decoded: Decoded, table_id: int) -
     return snap
 
 
-def fresh_count(conn: sqlite3.Connection, table_id: int, generation: int) -> int:
-    """How many of the table's rows were written after ``generation``."""
-    row = conn.execute(
-        "SELECT count(*) FROM search_written WHERE table_id = ? AND generation > ?",
+def written_since(
+    conn: sqlite3.Connection, table_id: int, generation: int
+) -> list[tuple[int, int, int]]:
+    """(rowid, generation, gone) of the table's rows written after ``generation``."""
+    rows = conn.execute(
+        "SELECT rowid, generation, gone FROM search_written WHERE table_id = ? AND generation > ?",
         (table_id, generation),
-    ).fetchone()
-    return int(row[0])
+    ).fetchall()
+    return [(int(r[0]), int(r[1]), int(r[2])) for r in rows]
 
 
 def stale(fresh: int, notes: int) -> bool:
@@ -421,14 +423,11 @@ def fresh(
     decoded: Decoded,
     table: str,
     table_id: int,
-    since: int,
+    rows: Sequence[tuple[int, int, int]],
     tokenize: str,
 ) -> Fresh:
-    """The rows written after ``since``, the live ones tokenized as FTS5 tokenized them."""
-    rows = conn.execute(
-        "SELECT rowid, generation, gone FROM search_written WHERE table_id = ? AND generation > ?",
-        (table_id, since),
-    ).fetchall()
+    """The rows written since (``written_since``), the live ones tokenized as FTS5
+    tokenized them."""
     notes: dict[int, tuple[int, dict[str, int]]] = {}
     unread: dict[int, int] = {}
     for rowid, generation, gone in rows:
@@ -581,18 +580,18 @@ def scores(
     # ... then each phrase's share of their relevance, phrase after phrase (F (k1 + 1) is
     # kept per list, k1 (1 - b + b D / avgdl) per note). A list much longer than the
     # matching notes (recall's frequent scoring words) is searched for them instead.
-    length = decoded.lengths(snap, avgdl)[held]
-    relevance = np.zeros(len(held), dtype=np.float64)
+    length = decoded.lengths(snap, avgdl)
+    scratch = np.zeros(len(snap.rowids), dtype=np.float64)
     for (at, f, saturated), idf in places:
         if len(at) > 16 * len(held):
             found = np.searchsorted(at, held)
             found[found >= len(at)] = 0
             hit = at[found] == held
-            into, found = np.flatnonzero(hit), found[hit]
+            into, found = held[hit], found[hit]
+            scratch[into] += idf * (saturated[found] / (f[found] + length[into]))
         else:
-            found = np.flatnonzero(matched[at])
-            into = np.searchsorted(held, at[found])
-        relevance[into] += idf * (saturated[found] / (f[found] + length[into]))
+            scratch[at] += idf * (saturated / (f + length[at]))
+    relevance = scratch[held]
     if len(held) > limit:
         # The best ``limit`` by relevance score at least that (the multiplier is at least
         # 1), and no note scores more than its relevance times MAX_MULTIPLIER (rounding is
