@@ -135,16 +135,66 @@ def test_notes_written_since_are_tokenized_until_too_many_have_the_lists_built_a
     ix.upsert(ACCOUNT, [replace(d, body=f"{d.body} otter {rng.choice(WORDS)}") for d in docs[:40]])
     check(db, ix, ("otter", "willow"))
     assert built(db)["otter"] == first
-    # Past the floor of rows written since: the snapshot and the lists are built again.
-    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 44)  # 45 rows written since
+    # Past the floor of rows written since: the notes written since are merged into the
+    # snapshot and the stored lists (FTS5 is read only for lists never built), deletes and
+    # new link counts too.
+    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)  # 46 rows written since
     monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
     for d in docs[50:55]:
         ix.upsert(ACCOUNT, [replace(d, body="otter marsh otter")])
+    ix.delete(ACCOUNT, [docs[60].path, docs[0].path])
+    ix.set_inbound(ACCOUNT, {docs[61].path: 300})
+    read: list[str] = []
+    collect = search_bounds.collect
+
+    def counted(conn: object, table: str, token: str, generation: int) -> object:
+        read.append(token)
+        return collect(conn, table, token, generation)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_bounds, "collect", counted)
     check(db, ix, ("otter",))
     assert built(db)["otter"] > first
-    fresh = db.connection().execute("SELECT count(*) FROM search_written").fetchone()[0]
+    assert "otter" not in read  # merged, not read again
+    fresh = db.connection().execute("SELECT count(*) FROM search_writes").fetchone()[0]
     assert fresh == 0  # what the new lists hold is no longer kept apart
-    check(db, ix, ("otter", "marsh"))
+    check(db, ix, ("otter", "marsh", "willow stream reed badger"))
+    # The same lists as reading the FTS5 table afresh would give.
+    merged = db.connection().execute("SELECT token, rowids, freqs FROM search_impacts").fetchall()
+    again = SqliteSearchIndex(db)
+    with db.transaction() as conn:
+        account = again._account(conn, ACCOUNT)
+        assert account is not None
+        for token, rowids, freqs in merged:
+            fresh_list = collect(conn, account.table, str(token), account.generation)
+            assert np.array_equal(np.frombuffer(rowids, dtype=np.int64), fresh_list.rowids)
+            assert np.array_equal(np.frombuffer(freqs, dtype=np.int32), fresh_list.freqs)
+
+
+def test_a_rowid_deleted_in_one_account_and_reused_by_another(
+    index: tuple[Database, SqliteSearchIndex, list[SearchDoc]],
+) -> None:
+    # Rowids are shared by every account: the last note deleted here, the next note of
+    # another account gets its rowid, while this account's lists still hold it.
+    db, ix, _ = index
+    ix.upsert(ACCOUNT, [SearchDoc("z", "z/last.md", "otter", (), "otter otter", NOW, 0)])
+    ix.search("other", SearchQuery("otter"), now=NOW)  # the other account has lists too
+    check(db, ix, ("otter",))
+    conn = db.connection()
+    rowid = conn.execute("SELECT max(rowid) FROM search_rows").fetchone()[0]
+    assert rowid in built_rowids(db, "otter")
+    ix.delete(ACCOUNT, ["z/last.md"])
+    ix.upsert("other", [SearchDoc("o", "o/new.md", "otter", (), "otter otter otter", NOW, 9)])
+    assert conn.execute("SELECT max(rowid) FROM search_rows").fetchone()[0] == rowid
+    check(db, ix, ("otter", "heron marsh"))
+
+
+def built_rowids(db: Database, token: str) -> set[int]:
+    found = set()
+    for (rowids,) in db.connection().execute(
+        "SELECT rowids FROM search_impacts WHERE token = ?", (token,)
+    ):
+        found |= set(np.frombuffer(rowids, dtype=np.int64).tolist())
+    return found
 
 
 def test_a_list_that_says_less_than_a_note_holds_gives_a_wrong_answer(

@@ -247,6 +247,9 @@ class SqliteSearchIndex:
         # Searches score from impact lists (ADR 0075); False: the walk of FTS5's matches
         # alone (the bench alternates the two, tests compare them).
         self.impact_lists = True
+        # Lists grown stale are brought up to date by merging the notes written since
+        # (False: built again from the FTS5 table, as the first time).
+        self.merge_written = True
         self.decoded = bounds.Decoded()
         # Recall's selection: counts capped at one past the common cutoff, kept 60 s
         # (domain.query.TermCounts), as for every engine.
@@ -714,10 +717,27 @@ class SqliteSearchIndex:
                 if account is None:
                     return
                 generation = account.generation
-                if build.snapshot:
+                tokens = build.tokens
+                if (
+                    build.snapshot
+                    and self.merge_written
+                    and bounds.merged(
+                        conn,
+                        self.decoded,
+                        account.table,
+                        account.table_id,
+                        account_id,
+                        generation,
+                        _TOKENIZE,
+                    )
+                ):
+                    # The notes written since merged in: only lists never built are read.
+                    have = bounds.stored_impacts(conn, self.decoded, account.table_id, tokens)
+                    tokens = tuple(token for token in tokens if token not in have)
+                elif build.snapshot:
                     snap = bounds.snapshot(conn, account.table, account_id, generation)
                     bounds.store_snapshot(conn, account.table_id, snap)
-                for token in build.tokens:
+                for token in tokens:
                     impacts = bounds.collect(conn, account.table, token, generation)
                     bounds.store_impacts(conn, account.table_id, impacts)
                 if build.snapshot:

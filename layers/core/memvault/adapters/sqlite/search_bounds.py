@@ -11,14 +11,15 @@ and order of FTS5's ``bm25()`` and of the SQL multiplier (ADR 0075): the same do
 the tests compare bit for bit against the reference statement.
 
 The lists are derived data, built per token when a search first needs them, and a write
-never waits for them. A write records its rows in ``search_written`` with the account's
-generation, in its own transaction (nothing while no search has built a snapshot), and a
-list or snapshot built at generation ``g`` holds exactly the notes whose last write is at or
-before ``g``. A search scores the notes written since from their own text, which it reads
-from the FTS5 table and tokenizes with FTS5's tokenizer in memory (once per process and
-note generation). A new inbound count is kept in ``search_links`` and read afresh. When
-the fresh rows grow past FRESH_FLOOR (and FRESH_SHARE of the notes), the next search builds
-the snapshot and its lists again.
+never waits for them. A write records its rows in ``search_writes`` (by table and rowid:
+rowids are shared by every account) with the account's generation, in its own transaction
+(nothing while no search has built a snapshot), and a list or snapshot built at generation
+``g`` holds exactly the notes whose last write is at or before ``g``. A search scores the
+notes written since from their own text, which it reads from the FTS5 table and tokenizes
+with FTS5's tokenizer in memory (once per process and note generation). A new inbound
+count is kept in ``search_relinks`` and read afresh. When the rows written since grow past
+FRESH_FLOOR (and FRESH_SHARE of the notes), the next search merges them into the snapshot
+and every stored list (``merged``), or builds them from the FTS5 table.
 """
 
 from __future__ import annotations
@@ -50,18 +51,20 @@ CREATE TABLE IF NOT EXISTS search_snapshots (
     updated BLOB NOT NULL,
     inbound BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS search_written (
-    rowid INTEGER PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS search_writes (
     table_id INTEGER NOT NULL,
+    row_id INTEGER NOT NULL,
     generation INTEGER NOT NULL,
-    gone INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS search_written_by_table ON search_written (table_id, generation);
-CREATE TABLE IF NOT EXISTS search_links (
-    rowid INTEGER PRIMARY KEY,
+    gone INTEGER NOT NULL,
+    PRIMARY KEY (table_id, row_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS search_writes_by_generation ON search_writes (table_id, generation);
+CREATE TABLE IF NOT EXISTS search_relinks (
     table_id INTEGER NOT NULL,
-    generation INTEGER NOT NULL
-);
+    row_id INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (table_id, row_id)
+) WITHOUT ROWID;
 """
 
 # A token held by fewer notes than this is read from FTS5's instances when a search needs
@@ -288,11 +291,86 @@ def rebuilt(conn: sqlite3.Connection, table_id: int, generation: int) -> None:
         "DELETE FROM search_impacts WHERE table_id = ? AND built < ?", (table_id, generation)
     )
     conn.execute(
-        "DELETE FROM search_written WHERE table_id = ? AND generation <= ?", (table_id, generation)
+        "DELETE FROM search_writes WHERE table_id = ? AND generation <= ?", (table_id, generation)
     )
     conn.execute(
-        "DELETE FROM search_links WHERE table_id = ? AND generation <= ?", (table_id, generation)
+        "DELETE FROM search_relinks WHERE table_id = ? AND generation <= ?", (table_id, generation)
     )
+
+
+def merged(
+    conn: sqlite3.Connection,
+    decoded: Decoded,
+    table: str,
+    table_id: int,
+    account_id: str,
+    generation: int,
+    tokenize: str,
+) -> bool:
+    """Bring the stored snapshot and every stored list to ``generation`` (in its write
+    transaction) by merging in the rows written since each was built, tokenized as FTS5
+    tokenized them (``fresh``): no FTS5 scan, no docsize decoded. False (nothing changed)
+    when there is no snapshot or some note is in neither it nor the rows written since."""
+    snap = stored_snapshot(conn, decoded, table_id)
+    if snap is None:
+        return False
+    tokens = [
+        str(r[0])
+        for r in conn.execute("SELECT token FROM search_impacts WHERE table_id = ?", (table_id,))
+    ]
+    lists = stored_impacts(conn, decoded, table_id, tokens)
+    oldest = min([snap.built, *(impacts.built for impacts in lists.values())])
+    rows = written_since(conn, table_id, oldest)
+    fresh_notes = fresh(conn, decoded, table, table_id, rows, tokenize).notes
+    current = conn.execute(
+        "SELECT rowid, updated_at, inbound FROM search_rows WHERE account_id = ? ORDER BY rowid",
+        (account_id,),
+    ).fetchall()
+    rowids = np.array([r[0] for r in current], dtype=np.int64)
+    since_snap = [rowid for rowid, written, _ in rows if written > snap.built]
+    at = np.searchsorted(snap.rowids, rowids)
+    at[at >= len(snap.rowids)] = 0
+    from_snap = (snap.rowids[at] == rowids) & np.isin(
+        rowids, np.asarray(since_snap, dtype=np.int64), invert=True
+    )
+    lengths = np.zeros(len(rowids), dtype=np.float64)
+    lengths[from_snap] = snap.lengths[at[from_snap]]
+    for place in np.flatnonzero(~from_snap).tolist():
+        own = fresh_notes.get(int(rowids[place]))
+        if own is None:
+            return False  # a note the records missed: build afresh instead
+        lengths[place] = own[0]
+    store_snapshot(
+        conn,
+        table_id,
+        Snapshot(
+            generation,
+            rowids,
+            lengths,
+            np.array([r[1] for r in current], dtype=np.float64),
+            np.array([r[2] for r in current], dtype=np.float64),
+        ),
+    )
+    for token, impacts in lists.items():
+        changed = [rowid for rowid, written, _ in rows if written > impacts.built]
+        if changed:
+            keep = np.isin(impacts.rowids, np.asarray(changed, dtype=np.int64), invert=True)
+            added = [
+                (rowid, fresh_notes[rowid][1][token])
+                for rowid in changed
+                if rowid in fresh_notes and token in fresh_notes[rowid][1]
+            ]
+            new_rowids = np.concatenate(
+                [impacts.rowids[keep], np.array([r for r, _ in added], dtype=np.int64)]
+            )
+            new_freqs = np.concatenate(
+                [impacts.freqs[keep], np.array([f for _, f in added], dtype=np.float64)]
+            )
+            order = np.argsort(new_rowids, kind="stable")
+            impacts = Impacts(token, generation, new_rowids[order], new_freqs[order])
+        store_impacts(conn, table_id, Impacts(token, generation, impacts.rowids, impacts.freqs))
+    rebuilt(conn, table_id, generation)
+    return True
 
 
 class Decoded:
@@ -408,7 +486,7 @@ def written_since(
 ) -> list[tuple[int, int, int]]:
     """(rowid, generation, gone) of the table's rows written after ``generation``."""
     rows = conn.execute(
-        "SELECT rowid, generation, gone FROM search_written WHERE table_id = ? AND generation > ?",
+        "SELECT row_id, generation, gone FROM search_writes WHERE table_id = ? AND generation > ?",
         (table_id, generation),
     ).fetchall()
     return [(int(r[0]), int(r[1]), int(r[2])) for r in rows]
@@ -462,7 +540,7 @@ def links_since(conn: sqlite3.Connection, table_id: int, since: int) -> list[int
     return [
         int(r[0])
         for r in conn.execute(
-            "SELECT rowid FROM search_links WHERE table_id = ? AND generation > ?",
+            "SELECT row_id FROM search_relinks WHERE table_id = ? AND generation > ?",
             (table_id, since),
         )
     ]
@@ -478,7 +556,7 @@ def written(
     if not rowids or not built(conn, table_id):
         return
     conn.executemany(
-        "INSERT OR REPLACE INTO search_written (rowid, table_id, generation, gone)"
+        "INSERT OR REPLACE INTO search_writes (row_id, table_id, generation, gone)"
         " VALUES (?, ?, ?, ?)",
         [(rowid, table_id, generation, int(gone)) for rowid in rowids],
     )
@@ -494,7 +572,7 @@ def linked(conn: sqlite3.Connection, table_id: int, generation: int, rowids: Ite
     """Record rows whose inbound count changed, one generation on (the current one may be a
     snapshot's, which holds the old counts)."""
     conn.executemany(
-        "INSERT OR REPLACE INTO search_links (rowid, table_id, generation) VALUES (?, ?, ?)",
+        "INSERT OR REPLACE INTO search_relinks (row_id, table_id, generation) VALUES (?, ?, ?)",
         [(rowid, table_id, generation + 1) for rowid in rowids],
     )
 
@@ -503,8 +581,8 @@ def forget(conn: sqlite3.Connection, table_id: int) -> None:
     """Drop the table's lists, snapshot and fresh rows (its table was emptied)."""
     conn.execute("DELETE FROM search_impacts WHERE table_id = ?", (table_id,))
     conn.execute("DELETE FROM search_snapshots WHERE table_id = ?", (table_id,))
-    conn.execute("DELETE FROM search_written WHERE table_id = ?", (table_id,))
-    conn.execute("DELETE FROM search_links WHERE table_id = ?", (table_id,))
+    conn.execute("DELETE FROM search_writes WHERE table_id = ?", (table_id,))
+    conn.execute("DELETE FROM search_relinks WHERE table_id = ?", (table_id,))
 
 
 # ---------------------------------------------------------------- searching
