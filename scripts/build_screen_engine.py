@@ -21,6 +21,7 @@ import array
 import base64
 import glob
 import importlib
+import json
 import marshal
 import os
 import re
@@ -101,6 +102,15 @@ def _module_path(name: str) -> Path:
     return ROOT / "layers" / "core" / Path(*name.split(".")).with_suffix(".py")
 
 
+def _literal(value: object) -> str:
+    """``value`` as ruff formats it: strings in double quotes."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
 def write(table: dict[str, dict[bytes, Any]]) -> Path:
     packed = base64.b64encode(zlib.compress(marshal.dumps(table, 2), 9)).decode("ascii")
     lines = [packed[i : i + 96] for i in range(0, len(packed), 96)]
@@ -113,7 +123,7 @@ def write(table: dict[str, dict[bytes, Any]]) -> Path:
         f"{len(table['prefixes'])} prefix sets, {len(table['gates'])} gates.\n"
         '"""\n\n'
         "from typing import Final\n\n"
-        f"STAMP: Final = {screening_built.stamp()!r}\n"
+        f"STAMP: Final = {_literal(screening_built.stamp())}\n"
         f"PACKED: Final = (\n{body}\n)\n",
         encoding="utf-8",
     )

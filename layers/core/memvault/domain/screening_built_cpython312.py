@@ -5,7 +5,7 @@ memvault.domain.screening_built). 188 patterns, 81 prefix sets, 2 gates.
 
 from typing import Final
 
-STAMP: Final = (1, 'cpython', (3, 12), 20221023, 4, 4, 'little')
+STAMP: Final = (1, "cpython", (3, 12), 20221023, 4, 4, "little")
 PACKED: Final = (
     "eNrsfQl4HMWxcO9qJVmSZdnYxjbYWDYGG8fGwoBtDDY+sY3BBnOHw6yklbSWtCu0u5JtjpCEcJkjBxBeyAGBHBCSkEASSMgB"
     "CYFcHOFISEhCyE0ICS/JnwNe8u/MdDO1NV3dM7Mzo5Usf589lma6uru6uqq6qrrqwsIYxlhfMp9P9WdyF+bGF3+K3fzf8z54"
