@@ -10,6 +10,7 @@ and score for score, those of the one statement that ranks every match by the fo
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -46,6 +47,7 @@ def index(tmp_path: Path) -> Iterator[tuple[Database, SqliteSearchIndex, list[Se
     ix.upsert(ACCOUNT, docs)
     ix.upsert("other", corpus("other", 150, random.Random(6)))  # rowids interleave
     yield db, ix, docs
+    ix.merges_settled(30)
     db.close()
 
 
@@ -152,7 +154,11 @@ def test_notes_written_since_are_tokenized_until_too_many_have_the_lists_built_a
         return collect(conn, table, token, generation)  # type: ignore[arg-type]
 
     monkeypatch.setattr(search_bounds, "collect", counted)
+    # The search that finds them stale answers at once (exact: the rows written since are
+    # read back) and leaves the merge to the background thread; so do those after it,
+    # while it runs.
     check(db, ix, ("otter",))
+    ix.merges_settled(30)
     assert built(db)["otter"] > first
     assert "otter" not in read  # merged, not read again
     fresh = db.connection().execute("SELECT count(*) FROM search_writes").fetchone()[0]
@@ -294,3 +300,64 @@ def test_clearing_the_account_forgets_its_lists(
     assert built(db) == {}
     ix.upsert(ACCOUNT, docs[:100])
     check(db, ix, ("otter", "heron marsh"))
+
+
+def _stale_lists(db: Database, ix: SqliteSearchIndex, docs: list[SearchDoc]) -> int:
+    """Lists built, then more rows written since than the stale mark (45) allows."""
+    check(db, ix, ("otter",))
+    ix.merges_settled(30)
+    first = built(db)["otter"]
+    ix.upsert(ACCOUNT, [replace(d, body=f"{d.body} otter otter") for d in docs[100:150]])
+    return first
+
+
+def test_lists_far_past_the_stale_mark_are_merged_before_the_search_answers(
+    index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, ix, docs = index
+    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)
+    monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
+    monkeypatch.setattr(search_bounds, "OVERDUE_FACTOR", 1)  # 50 written: overdue
+    first = _stale_lists(db, ix, docs)
+    query = SearchQuery("otter", limit=10)
+    assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
+    assert built(db)["otter"] > first  # merged by the search itself, nothing left pending
+    assert db.connection().execute("SELECT count(*) FROM search_writes").fetchone()[0] == 0
+
+
+def test_a_search_merges_stale_lists_itself_when_told_not_to_leave_it_to_the_thread(
+    index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, ix, docs = index
+    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)
+    monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
+    ix.merge_in_background = False
+    first = _stale_lists(db, ix, docs)
+    query = SearchQuery("otter heron", limit=10)
+    assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
+    assert built(db)["otter"] > first
+
+
+def test_a_stale_search_answers_before_the_background_merge_and_after_it(
+    index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, ix, docs = index
+    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)
+    monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
+    first = _stale_lists(db, ix, docs)
+    # The merge is held at its start, so the search provably answers before it.
+    gate = threading.Event()
+    build = SqliteSearchIndex._build_bounds
+
+    def held(self: SqliteSearchIndex, *args: object, **kwargs: object) -> None:
+        assert gate.wait(30)
+        build(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SqliteSearchIndex, "_build_bounds", held)
+    query = SearchQuery("otter", limit=10)
+    assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
+    assert built(db)["otter"] == first  # not merged yet: answered from the rows read back
+    gate.set()
+    ix.merges_settled(30)
+    assert built(db)["otter"] > first
+    assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)

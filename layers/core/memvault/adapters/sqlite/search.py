@@ -31,7 +31,9 @@ import json
 import logging
 import math
 import sqlite3
+import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -218,6 +220,15 @@ _WALK_SHARE = 128
 _FOLDER_MAX = 20_000
 # How long a search waits for the write lock to build impact lists before it walks.
 _BUILD_WAIT_MS = 100
+# Lists grown stale (more rows written since than bounds.stale allows) are merged with
+# those rows by a background thread while searches go on answering from the lists and
+# the rows read back (exact either way): at 100k notes the merge costs a second of CPU,
+# which would otherwise fall on whichever search (a gateway request's recall) came next.
+# Past this many times the stale mark (bounds.overdue) the search merges first, since the
+# rows it reads back on every search would cost it more than the merge. The merge waits
+# longer for the write lock than a search does: nobody is waiting on it.
+_MERGE_WAIT_MS = 5_000
+_MERGES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memvault-search-merge")
 # Snippets scan the matches while they number fewer than this many per (winner, term).
 _SCAN_PER_LOOKUP = 120
 
@@ -250,6 +261,11 @@ class SqliteSearchIndex:
         # Lists grown stale are brought up to date by merging the notes written since
         # (False: built again from the FTS5 table, as the first time).
         self.merge_written = True
+        # Stale lists merged by a background thread while searches answer (False: the
+        # search that finds them stale merges first, as when they are overdue).
+        self.merge_in_background = True
+        self._merging: dict[str, Future[None]] = {}
+        self._merging_lock = threading.Lock()
         self.decoded = bounds.Decoded()
         # Recall's selection: counts capped at one past the common cutoff, kept 60 s
         # (domain.query.TermCounts), as for every engine.
@@ -611,6 +627,15 @@ class SqliteSearchIndex:
             since = min([snap.built, *(impacts.built for impacts in have.values())])
             written = bounds.written_since(conn, table_id, since)
             renew = bounds.stale(len(written), account.notes)
+            if (
+                renew
+                and self.merge_in_background
+                and not bounds.overdue(len(written), account.notes)
+            ):
+                # Answered from the lists and the rows written since; a list never built
+                # is still built first, at this generation (the merge leaves it as it is).
+                self._merge_later(account.account_id)
+                renew = False
         if missing or renew:
             if not build:
                 return None
@@ -703,14 +728,40 @@ class SqliteSearchIndex:
             )
         return found
 
-    def _build_bounds(self, account_id: str, build: _Build) -> None:
+    def _merge_later(self, account_id: str) -> None:
+        """Merge the account's stale lists on the background thread (once at a time)."""
+        with self._merging_lock:
+            if account_id in self._merging:
+                return
+            self._merging[account_id] = _MERGES.submit(self._merge, account_id)
+
+    def _merge(self, account_id: str) -> None:
+        try:
+            self._build_bounds(account_id, _Build((), snapshot=True), wait_ms=_MERGE_WAIT_MS)
+        except Exception:
+            # Nobody awaits it: say so; searches stay exact and merge first once overdue.
+            log.exception("search impact lists not merged")
+        finally:
+            with self._merging_lock:
+                self._merging.pop(account_id, None)
+
+    def merges_settled(self, timeout: float | None = None) -> None:
+        """Wait for the background merges started so far (tests, and a clean shutdown)."""
+        with self._merging_lock:
+            pending = list(self._merging.values())
+        for future in pending:
+            future.result(timeout)
+
+    def _build_bounds(
+        self, account_id: str, build: _Build, *, wait_ms: int = _BUILD_WAIT_MS
+    ) -> None:
         """Build (again) and keep impact lists and the snapshot, in one write transaction.
 
         A search does not wait long for the write lock (an import may hold it for a
         while): when it cannot have it soon, it walks FTS5's matches instead."""
         conn = self.db.connection()
         waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
-        conn.execute(f"PRAGMA busy_timeout = {_BUILD_WAIT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
         try:
             with self.db.transaction() as conn:
                 account = self._account(conn, account_id)

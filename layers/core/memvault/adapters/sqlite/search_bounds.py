@@ -496,6 +496,15 @@ def stale(fresh: int, notes: int) -> bool:
     return fresh > max(FRESH_FLOOR, FRESH_SHARE * notes)
 
 
+# A search that finds this many times the stale mark written since merges before it
+# answers (search._MERGES otherwise merges in the background while searches go on).
+OVERDUE_FACTOR = 8
+
+
+def overdue(fresh: int, notes: int) -> bool:
+    return fresh > OVERDUE_FACTOR * max(FRESH_FLOOR, FRESH_SHARE * notes)
+
+
 def fresh(
     conn: sqlite3.Connection,
     decoded: Decoded,
