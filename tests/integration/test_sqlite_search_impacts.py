@@ -302,8 +302,12 @@ def test_clearing_the_account_forgets_its_lists(
     check(db, ix, ("otter", "heron marsh"))
 
 
-def _stale_lists(db: Database, ix: SqliteSearchIndex, docs: list[SearchDoc]) -> int:
-    """Lists built, then more rows written since than the stale mark (45) allows."""
+def _stale_lists(
+    db: Database, ix: SqliteSearchIndex, docs: list[SearchDoc], monkeypatch: pytest.MonkeyPatch
+) -> int:
+    """Lists built, then more rows written since (50) than the stale mark (45) allows."""
+    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)
+    monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
     check(db, ix, ("otter",))
     ix.merges_settled(30)
     first = built(db)["otter"]
@@ -315,10 +319,8 @@ def test_lists_far_past_the_stale_mark_are_merged_before_the_search_answers(
     index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, ix, docs = index
-    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)
-    monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
     monkeypatch.setattr(search_bounds, "OVERDUE_FACTOR", 1)  # 50 written: overdue
-    first = _stale_lists(db, ix, docs)
+    first = _stale_lists(db, ix, docs, monkeypatch)
     query = SearchQuery("otter", limit=10)
     assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
     assert built(db)["otter"] > first  # merged by the search itself, nothing left pending
@@ -329,10 +331,8 @@ def test_a_search_merges_stale_lists_itself_when_told_not_to_leave_it_to_the_thr
     index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, ix, docs = index
-    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)
-    monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
     ix.merge_in_background = False
-    first = _stale_lists(db, ix, docs)
+    first = _stale_lists(db, ix, docs, monkeypatch)
     query = SearchQuery("otter heron", limit=10)
     assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
     assert built(db)["otter"] > first
@@ -342,9 +342,7 @@ def test_a_stale_search_answers_before_the_background_merge_and_after_it(
     index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, ix, docs = index
-    monkeypatch.setattr(search_bounds, "FRESH_FLOOR", 45)
-    monkeypatch.setattr(search_bounds, "FRESH_SHARE", 0.0)
-    first = _stale_lists(db, ix, docs)
+    first = _stale_lists(db, ix, docs, monkeypatch)
     # The merge is held at its start, so the search provably answers before it.
     gate = threading.Event()
     build = SqliteSearchIndex._build_bounds

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_stored_tables_are_what_the_build_derives_now() -> None:
-    """Every interpreter's table names the patterns the rules compile now, this
+    """Every stored table names the patterns the rules compile now, this
     interpreter's holds exactly the code, prefixes and gate the build derives, and each
     pattern made from it equals re.compile's (scripts/build_screen_engine.py --check)."""
     done = subprocess.run(

@@ -8,9 +8,10 @@ Python's regex parser and compiler turning ~230 patterns (a few of them 10-100 K
 alternations) into the engine's code, and the gate parsing the forms again for their
 literal prefixes (:func:`memvault.domain.screening_gate.literal_prefixes`).
 
-``scripts/build_screen_engine.py`` derives both once and writes them into a generated
-module per interpreter (``screening_built_cp311``, ``screening_built_cp312``...), keyed by
-a hash of each pattern and its flags. At run time :func:`compiled` hands the regex
+``scripts/build_screen_engine.py`` derives both once per interpreter and writes them into
+one generated module, ``screening_built_tables``: a table per distinct derivation, with the
+interpreters (:func:`stamp`) it is valid for, keyed by a hash of each pattern and its
+flags. At run time :func:`compiled` hands the regex
 engine the code it would have compiled (``_sre.compile``, exactly as
 ``re._compiler.compile`` calls it), and :func:`literal_prefixes` returns the stored
 prefixes. Anything not found (a rule edited since, another interpreter, an engine whose
@@ -19,7 +20,8 @@ never change a pattern, so no verdict depends on it. ``tests/unit/test_screening
 checks that the stored table is what the build derives now and that every pattern made
 from it equals ``re.compile``'s.
 
-Pure: the table is data in the generated modules, decoded once.
+Pure: the tables are data in the generated module, the one for this interpreter decoded
+once.
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ __all__ = [
     "gate",
     "is_missing",
     "literal_prefixes",
-    "module_name",
     "pattern_key",
     "stamp",
 ]
@@ -69,10 +70,10 @@ def stamp() -> tuple[object, ...]:
     )
 
 
-def module_name() -> str:
-    """The generated module that holds this interpreter's table."""
-    major, minor = sys.version_info[:2]
-    return f"memvault.domain.screening_built_{sys.implementation.name}{major}{minor}"
+#: the generated module holding the tables: ``TABLES``, pairs of (the stamps a table is
+#: valid for, the packed table). Interpreters whose regex compilers emit the same code
+#: (CPython 3.11 and 3.12 do for these rules) share one table.
+TABLES_MODULE: Final = "memvault.domain.screening_built_tables"
 
 
 def pattern_key(pattern: str, flags: int) -> bytes:
@@ -110,9 +111,12 @@ def _table() -> _Table:
         if not _loaded:
             table = _EMPTY
             try:
-                module = importlib.import_module(module_name())
-                if tuple(module.STAMP) == stamp():
-                    table = _Table(*unpack(module.PACKED))
+                module = importlib.import_module(TABLES_MODULE)
+                here = stamp()
+                for stamps, packed in module.TABLES:
+                    if here in (tuple(s) for s in stamps):
+                        table = _Table(*unpack("".join(packed)))
+                        break
             except Exception:  # no table for this interpreter, or an unreadable one
                 table = _EMPTY
             _loaded.append(table)

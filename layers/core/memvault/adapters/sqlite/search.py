@@ -258,9 +258,6 @@ class SqliteSearchIndex:
         # Searches score from impact lists (ADR 0075); False: the walk of FTS5's matches
         # alone (the bench alternates the two, tests compare them).
         self.impact_lists = True
-        # Lists grown stale are brought up to date by merging the notes written since
-        # (False: built again from the FTS5 table, as the first time).
-        self.merge_written = True
         # Stale lists merged by a background thread while searches answer (False: the
         # search that finds them stale merges first, as when they are overdue).
         self.merge_in_background = True
@@ -769,18 +766,14 @@ class SqliteSearchIndex:
                     return
                 generation = account.generation
                 tokens = build.tokens
-                if (
-                    build.snapshot
-                    and self.merge_written
-                    and bounds.merged(
-                        conn,
-                        self.decoded,
-                        account.table,
-                        account.table_id,
-                        account_id,
-                        generation,
-                        _TOKENIZE,
-                    )
+                if build.snapshot and bounds.merged(
+                    conn,
+                    self.decoded,
+                    account.table,
+                    account.table_id,
+                    account_id,
+                    generation,
+                    _TOKENIZE,
                 ):
                     # The notes written since merged in: only lists never built are read.
                     have = bounds.stored_impacts(conn, self.decoded, account.table_id, tokens)

@@ -18,8 +18,9 @@ rowids are shared by every account) with the account's generation, in its own tr
 notes written since from their own text, which it reads from the FTS5 table and tokenizes
 with FTS5's tokenizer in memory (once per process and note generation). A new inbound
 count is kept in ``search_relinks`` and read afresh. When the rows written since grow past
-FRESH_FLOOR (and FRESH_SHARE of the notes), the next search merges them into the snapshot
-and every stored list (``merged``), or builds them from the FTS5 table.
+FRESH_FLOOR (and FRESH_SHARE of the notes), they are merged into the snapshot and every
+stored list (``merged``; on a background thread, search._MERGES, unless ``overdue``), or
+the lists are built from the FTS5 table again.
 """
 
 from __future__ import annotations
@@ -71,13 +72,21 @@ CREATE TABLE IF NOT EXISTS search_relinks (
 # it (at 0.57 us an instance, under a millisecond), not stored.
 STORE_MIN = 256
 # Rows written since the lists a search uses, past FRESH_FLOOR (and this share of the
-# account's notes), have the snapshot and those lists built again first: a search
-# tokenizes each note written since once (about 1.2 ms for 600 words).
+# account's notes), are merged into the snapshot and the lists (``stale``): until then a
+# search tokenizes each note written since once (about 1.2 ms for 600 words).
 FRESH_SHARE = 0.0025
 FRESH_FLOOR = 256
+# Past this many times that mark (``overdue``) a search merges before it answers, instead
+# of leaving the merge to the background thread while it reads the rows back.
+OVERDUE_FACTOR = 8
 
-# The weight of each FTS5 column in bm25 (domain.ranking.FIELD_WEIGHTS; the marker 0).
-_WEIGHTS = {"path": 2, "title": 3, "tags": 2, "body": 1}
+# An fts5vocab instance's weight in F: its column's bm25 weight (domain.ranking's; the
+# marker column 0), as the account tables' bm25() call is given them.
+_COLUMN_WEIGHT = (
+    "CASE col "
+    + " ".join(f"WHEN '{col}' THEN {int(w)}" for col, w in ranking.FIELD_WEIGHTS.items())
+    + " ELSE 0 END"
+)
 # The account tables' columns a note's text goes in, in order (search._COLUMNS).
 _TEXT_COLUMNS = ("marker", "path", "title", "tags", "body")
 
@@ -144,7 +153,6 @@ class _Tokenizer:
 
     def notes(self, texts: Sequence[Sequence[str]]) -> list[tuple[int, dict[str, int]]]:
         """Per note (its columns' texts, _TEXT_COLUMNS), bm25's D and each token's F."""
-        weights = " ".join(f"WHEN '{col}' THEN {w}" for col, w in _WEIGHTS.items())
         marks = ", ".join("?" * len(_TEXT_COLUMNS))
         with self._lock:
             self._conn.execute("DELETE FROM n")
@@ -154,7 +162,7 @@ class _Tokenizer:
             )
             sizes = self._conn.execute("SELECT id, sz FROM n_docsize").fetchall()
             rows = self._conn.execute(
-                f"SELECT doc, term, sum(CASE col {weights} ELSE 0 END) FROM nv GROUP BY doc, term"
+                f"SELECT doc, term, sum({_COLUMN_WEIGHT}) FROM nv GROUP BY doc, term"
             ).fetchall()
             self._conn.execute("DELETE FROM n")
         found: list[tuple[int, dict[str, int]]] = [(0, {}) for _ in texts]
@@ -226,10 +234,8 @@ def collect(conn: sqlite3.Connection, table: str, token: str, generation: int) -
     """The token's impact list from the account table as ``conn`` sees it (at
     ``generation``): FTS5's own instances of the token, weighted by column."""
     vocab = _vocab(conn, table)
-    weights = " ".join(f"WHEN '{col}' THEN {w}" for col, w in _WEIGHTS.items())
     rows = conn.execute(
-        f"SELECT doc, sum(CASE col {weights} ELSE 0 END) FROM {vocab}"
-        " WHERE term = ? GROUP BY doc ORDER BY doc",
+        f"SELECT doc, sum({_COLUMN_WEIGHT}) FROM {vocab} WHERE term = ? GROUP BY doc ORDER BY doc",
         (token,),
     ).fetchall()
     kept = [(int(doc), int(f)) for doc, f in rows if f]
@@ -492,17 +498,16 @@ def written_since(
     return [(int(r[0]), int(r[1]), int(r[2])) for r in rows]
 
 
+def _mark(notes: int) -> float:
+    return max(FRESH_FLOOR, FRESH_SHARE * notes)
+
+
 def stale(fresh: int, notes: int) -> bool:
-    return fresh > max(FRESH_FLOOR, FRESH_SHARE * notes)
-
-
-# A search that finds this many times the stale mark written since merges before it
-# answers (search._MERGES otherwise merges in the background while searches go on).
-OVERDUE_FACTOR = 8
+    return fresh > _mark(notes)
 
 
 def overdue(fresh: int, notes: int) -> bool:
-    return fresh > OVERDUE_FACTOR * max(FRESH_FLOOR, FRESH_SHARE * notes)
+    return fresh > OVERDUE_FACTOR * _mark(notes)
 
 
 def fresh(
