@@ -315,12 +315,22 @@ def _stale_lists(
     return first
 
 
+def _no_background_merge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merge handed to the background thread fails the test (it must run in the search)."""
+
+    def refused(self: SqliteSearchIndex, account_id: str) -> None:
+        raise AssertionError("the merge was left to the background thread")
+
+    monkeypatch.setattr(SqliteSearchIndex, "_merge_later", refused)
+
+
 def test_lists_far_past_the_stale_mark_are_merged_before_the_search_answers(
     index: tuple[Database, SqliteSearchIndex, list[SearchDoc]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, ix, docs = index
     monkeypatch.setattr(search_bounds, "OVERDUE_FACTOR", 1)  # 50 written: overdue
     first = _stale_lists(db, ix, docs, monkeypatch)
+    _no_background_merge(monkeypatch)
     query = SearchQuery("otter", limit=10)
     assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
     assert built(db)["otter"] > first  # merged by the search itself, nothing left pending
@@ -333,6 +343,7 @@ def test_a_search_merges_stale_lists_itself_when_told_not_to_leave_it_to_the_thr
     db, ix, docs = index
     ix.merge_in_background = False
     first = _stale_lists(db, ix, docs, monkeypatch)
+    _no_background_merge(monkeypatch)
     query = SearchQuery("otter heron", limit=10)
     assert ix.search(ACCOUNT, query, now=NOW) == reference(db, query)
     assert built(db)["otter"] > first
