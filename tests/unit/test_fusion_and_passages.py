@@ -13,6 +13,7 @@ from memvault.domain.fusion import (
     SearchMode,
     cut,
     fuse,
+    fuse_kept,
     similarity_part,
 )
 from memvault.domain.passages import keyword_passages, windows
@@ -76,6 +77,42 @@ def test_scores_stay_within_zero_and_one_ordered_best_first(
         assert all(s < 1.0 for s in scores)
     kept = cut(fused, 0.4, 3)
     assert len(kept) <= 3 and all(f.score >= 0.4 for f in kept)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.floats(0.0, SCORE_MAX * 1.2)), max_size=12),
+    st.lists(
+        st.tuples(st.integers(0, 12), st.integers(0, 4), st.floats(-1.0, 1.0), st.integers(0, 900)),
+        max_size=40,
+    ),
+    st.sampled_from(list(Fusion)),
+    st.sampled_from(list(SearchMode)),
+    st.floats(0.0, 1.0),
+    st.integers(0, 15),
+)
+def test_the_kept_are_the_cut_of_every_fused_note(
+    keyword: list[tuple[int, float]],
+    chunks: list[tuple[int, int, float, int]],
+    fusion: Fusion,
+    mode: SearchMode,
+    min_score: float,
+    limit: int,
+) -> None:
+    """What a search keeps (ADR 0078) is exactly what cutting every fused note keeps: the
+    same notes, order, scores, halves and chunks, ties (equal scores, a note's equal
+    cosines) included."""
+    hits = list({f"n{n}.md": KeywordHit(f"n{n}.md", s) for n, s in keyword}.values())
+    matches = list(
+        {
+            (n, i): ChunkMatch(f"n{n}.md", i, round(c, 1), NOW - days * 86_400)
+            for n, i, c, days in chunks
+        }.values()
+    )
+    every = fuse(hits, matches, mode=mode, now=NOW, fusion=fusion)
+    kept = fuse_kept(
+        hits, matches, mode=mode, now=NOW, fusion=fusion, min_score=min_score, limit=limit
+    )
+    assert kept == cut(every, min_score, limit)
 
 
 def test_the_semantic_half_saturates() -> None:

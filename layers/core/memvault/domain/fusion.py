@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from memvault.domain.ranking import RECENCY_WEIGHT, SCORE_MAX, multiplier
 
@@ -111,9 +112,31 @@ def recency_boost(updated_at: float, now: float) -> float:
     return multiplier(updated_at, 0, now) / (1.0 + RECENCY_WEIGHT)
 
 
+class Keyworded(Protocol):
+    """What fusing reads of a keyword hit (``KeywordHit``, or a ``SearchHit`` itself)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+
+
+class Chunked(Protocol):
+    """What fusing reads of a nearest chunk (``ChunkMatch``, or a vector hit itself)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def chunk_index(self) -> int: ...
+    @property
+    def similarity(self) -> float: ...
+    @property
+    def updated_at(self) -> float: ...
+
+
 def fuse(
-    keyword: Sequence[KeywordHit],
-    chunks: Sequence[ChunkMatch],
+    keyword: Sequence[Keyworded],
+    chunks: Sequence[Chunked],
     *,
     mode: SearchMode,
     now: float,
@@ -125,48 +148,93 @@ def fuse(
     ``keyword`` is in the keyword half's rank order; ``chunks`` in any order. In
     SEMANTIC mode the keyword hits are ignored; in KEYWORD mode the chunks are.
     """
-    if mode is SearchMode.SEMANTIC:
-        keyword = ()
-    elif mode is SearchMode.KEYWORD:
-        chunks = ()
-    by_note: dict[str, list[ChunkMatch]] = {}
-    for chunk in sorted(chunks, key=lambda c: (-c.similarity, c.path, c.chunk_index)):
-        by_note.setdefault(chunk.path, []).append(chunk)
-    semantic: dict[str, float] = {}
-    for path, found in by_note.items():
-        best = similarity_part(found[0].similarity)
-        second = similarity_part(found[1].similarity) if len(found) > 1 else 0.0
-        value = min(1.0, best + SECOND_CHUNK_WEIGHT * second * (1.0 - best))
-        semantic[path] = value * recency_boost(found[0].updated_at, now)
-    keyword_scores = {hit.path: keyword_part(hit.score) for hit in keyword}
-    paths = list(dict.fromkeys([*keyword_scores, *semantic]))
-    if fusion is Fusion.RRF:
-        scores = _rrf(list(keyword_scores), semantic, both=bool(keyword) and bool(chunks))
-    elif fusion is Fusion.EITHER:
-        scores = {
-            path: 1.0 - (1.0 - keyword_scores.get(path, 0.0)) * (1.0 - semantic.get(path, 0.0))
-            for path in paths
-        }
-    else:
-        weight = keyword_weight if mode is SearchMode.HYBRID else 1.0
+    halves = _Halves(keyword, chunks, mode, now, fusion, keyword_weight)
+    return [halves.fused(path) for path in halves.order()]
+
+
+def fuse_kept(
+    keyword: Sequence[Keyworded],
+    chunks: Sequence[Chunked],
+    *,
+    mode: SearchMode,
+    now: float,
+    min_score: float,
+    limit: int,
+    fusion: Fusion = Fusion.EITHER,
+    keyword_weight: float = KEYWORD_WEIGHT,
+) -> list[Fused]:
+    """``cut(fuse(...), min_score, limit)``, the same hits from the same arithmetic, with
+    only the kept made (a search keeps 10 of some 50 notes: ADR 0078)."""
+    halves = _Halves(keyword, chunks, mode, now, fusion, keyword_weight)
+    scores = halves.scores
+    kept = [path for path in halves.order() if scores[path] >= min_score][:limit]
+    return [halves.fused(path) for path in kept]
+
+
+class _Halves:
+    """Both halves of one search scored per note, and the fused (clamped) scores."""
+
+    __slots__ = ("by_note", "keyword", "scores", "semantic")
+
+    def __init__(
+        self,
+        keyword: Sequence[Keyworded],
+        chunks: Sequence[Chunked],
+        mode: SearchMode,
+        now: float,
+        fusion: Fusion,
+        keyword_weight: float,
+    ) -> None:
         if mode is SearchMode.SEMANTIC:
-            weight = 0.0
-        scores = {
-            path: weight * keyword_scores.get(path, 0.0) + (1.0 - weight) * semantic.get(path, 0.0)
-            for path in paths
-        }
-    fused = [
-        Fused(
+            keyword = ()
+        elif mode is SearchMode.KEYWORD:
+            chunks = ()
+        by_note: dict[str, list[Chunked]] = {}
+        for chunk in sorted(chunks, key=lambda c: (-c.similarity, c.path, c.chunk_index)):
+            by_note.setdefault(chunk.path, []).append(chunk)
+        semantic: dict[str, float] = {}
+        for path, found in by_note.items():
+            best = similarity_part(found[0].similarity)
+            second = similarity_part(found[1].similarity) if len(found) > 1 else 0.0
+            value = min(1.0, best + SECOND_CHUNK_WEIGHT * second * (1.0 - best))
+            semantic[path] = value * recency_boost(found[0].updated_at, now)
+        keyword_scores = {hit.path: keyword_part(hit.score) for hit in keyword}
+        paths = list(dict.fromkeys([*keyword_scores, *semantic]))
+        if fusion is Fusion.RRF:
+            scores = _rrf(list(keyword_scores), semantic, both=bool(keyword) and bool(chunks))
+        elif fusion is Fusion.EITHER:
+            scores = {
+                path: 1.0 - (1.0 - keyword_scores.get(path, 0.0)) * (1.0 - semantic.get(path, 0.0))
+                for path in paths
+            }
+        else:
+            weight = keyword_weight if mode is SearchMode.HYBRID else 1.0
+            if mode is SearchMode.SEMANTIC:
+                weight = 0.0
+            scores = {
+                path: weight * keyword_scores.get(path, 0.0)
+                + (1.0 - weight) * semantic.get(path, 0.0)
+                for path in paths
+            }
+        self.by_note = by_note
+        self.keyword = keyword_scores
+        self.semantic = semantic
+        # In the notes' first-found order (the keyword half's, then the chunks').
+        self.scores = {path: min(1.0, max(0.0, scores[path])) for path in paths}
+
+    def order(self) -> list[str]:
+        """Every note, best first, ties by path."""
+        scores = self.scores
+        return sorted(scores, key=lambda path: (-scores[path], path))
+
+    def fused(self, path: str) -> Fused:
+        return Fused(
             path=path,
-            score=min(1.0, max(0.0, scores[path])),
-            keyword=keyword_scores.get(path, 0.0),
-            semantic=semantic.get(path, 0.0),
-            chunks=tuple(c.chunk_index for c in by_note.get(path, ())),
+            score=self.scores[path],
+            keyword=self.keyword.get(path, 0.0),
+            semantic=self.semantic.get(path, 0.0),
+            chunks=tuple(c.chunk_index for c in self.by_note.get(path, ())),
         )
-        for path in paths
-    ]
-    fused.sort(key=lambda f: (-f.score, f.path))
-    return fused
 
 
 def _rrf(keyword_order: list[str], semantic: dict[str, float], *, both: bool) -> dict[str, float]:
