@@ -262,3 +262,31 @@ def test_a_basis_stored_with_more_directions_serves_as_its_leading_ones(db_path:
     store(fresh, "acc", seed=1)
     assert keys(got) == keys(nearest(fresh, "acc", query))
     assert [h.similarity for h in got] == [h.similarity for h in nearest(fresh, "acc", query)]
+
+
+def test_candidates_scored_in_one_gather_score_as_scored_block_by_block() -> None:
+    """Up to GATHER_ONCE_ROWS candidates are gathered at once (ADR 0078): every row gets
+    the score it got when the candidates went 512 at a time, bit for bit (the order of
+    equal similarities, and so the hits, hang on it), at every count around a block's
+    end, a block of one row (scored as a dot product) included."""
+    rng = np.random.default_rng(5)
+    matrix = rng.standard_normal((20_000, 256)).astype(np.float32)
+    block = vectors_module.GATHER_ROWS
+
+    def block_by_block(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        if len(rows) <= block:
+            return np.asarray(matrix[rows] @ query, dtype=np.float32)
+        out = np.empty(len(rows), dtype=np.float32)
+        for start in range(0, len(rows), block):
+            part = np.ascontiguousarray(matrix[rows[start : start + block]])
+            np.dot(part, query, out=out[start : start + len(part)])
+        return out
+
+    counts = [1, 2, 511, 512, 513, 514, 1023, 1024, 1025, 3000, 4097]
+    counts += [vectors_module.GATHER_ONCE_ROWS + d for d in (-1, 0, 1, 2)]
+    for count in counts:
+        rows = np.sort(rng.choice(len(matrix), size=count, replace=False))
+        query = rng.standard_normal(256).astype(np.float32)
+        assert np.array_equal(
+            vectors_module._scores_of(matrix, rows, query), block_by_block(rows, query)
+        ), count

@@ -776,7 +776,7 @@ class SqliteVectorIndex:
                         rows.tolist(),
                         matrix.index[rows].tolist(),
                         matrix.updated[rows].tolist(),
-                        scores,
+                        scores.tolist(),
                         strict=True,
                     )
                 ]
@@ -1100,14 +1100,24 @@ def _two_stage(
 # core's cache for its product instead of going through memory (16k candidates of a
 # million rows: 2.1 ms against 2.9 for one gather, ADR 0057).
 GATHER_ROWS = 512
+# Up to this many rows are gathered at once (ADR 0078): at 10k notes a query's 2,000-4,500
+# candidates cost less so, and far less beside a keyword search on another thread, each
+# block's two calls waiting for the interpreter lock again (a hybrid search).
+GATHER_ONCE_ROWS = 6 * 1024
 
 
 def _scores_of(
     vectors: npt.NDArray[np.float32], rows: Rows, query: npt.NDArray[np.float32]
 ) -> Scores:
-    """``vectors[rows] @ query``, gathered ``GATHER_ROWS`` rows at a time."""
-    if len(rows) <= GATHER_ROWS:
-        return np.asarray(vectors[rows] @ query, dtype=np.float32)
+    """``vectors[rows] @ query``, gathered ``GATHER_ROWS`` rows at a time past
+    ``GATHER_ONCE_ROWS``. The same scores either way, bit for bit: each block's product
+    gives a row what the product of all gives it, but for a block of one row (a dot
+    product), which is scored alone as before."""
+    if len(rows) <= GATHER_ONCE_ROWS:
+        scores = np.asarray(vectors[rows] @ query, dtype=np.float32)
+        if len(rows) > GATHER_ROWS and len(rows) % GATHER_ROWS == 1:
+            np.dot(vectors[rows[-1:]], query, out=scores[-1:])
+        return scores
     out = np.empty(len(rows), dtype=np.float32)
     block = np.empty((GATHER_ROWS, vectors.shape[1]), dtype=np.float32)
     for start in range(0, len(rows), GATHER_ROWS):
