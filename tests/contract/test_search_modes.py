@@ -113,6 +113,37 @@ def test_a_hybrid_hit_names_the_chunk_that_matched(vsvc: Services, user: Caller)
     assert both.path == "notes/cooking.md" and "<mark>" in both.snippet.lower()
 
 
+def test_a_hybrid_hit_found_by_its_words_shows_what_keyword_search_shows(
+    vsvc: Services, user: Caller
+) -> None:
+    """A hit the keyword half brought keeps the keyword search's snippet, title, tags, id
+    and time; only its score and chunks are the fusion's (ADR 0078)."""
+    text = "the car and the dog"
+    words = {hit.path: hit for hit in vsvc.vault.search(user, text, mode="keyword")}
+    hybrid = vsvc.vault.search(user, text, mode="hybrid", min_score=0.0)
+    found = [hit for hit in hybrid if hit.path in words]
+    assert {hit.path for hit in found} >= {"notes/car.md", "notes/pets.md"}
+    for hit in found:
+        assert "<mark>" in hit.snippet.lower()
+        assert replace(hit, score=words[hit.path].score, chunks=()) == words[hit.path]
+
+
+def test_a_keyword_index_outage_fails_a_hybrid_search_as_a_keyword_one(
+    vsvc: Services, user: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keyword half runs beside the vector half (ADR 0078): its failure is still the
+    search's, not an empty half."""
+
+    def down(*_args: object, **_kwargs: object) -> list[object]:
+        raise ServiceUnavailable("search is down", code="search_unavailable")
+
+    monkeypatch.setattr(vsvc.index, "search", down)
+    for mode in ("keyword", "hybrid"):
+        with pytest.raises(ServiceUnavailable) as refused:
+            vsvc.vault.search(user, "sourdough baking", mode=mode)
+        assert refused.value.code == "search_unavailable"
+
+
 def test_min_score_drops_weaker_hits(vsvc: Services, user: Caller) -> None:
     everything = vsvc.vault.search(user, PARAPHRASE, mode="semantic", min_score=0.0)
     assert paths(everything)[0] == "decisions/storage.md" and len(everything) > 1

@@ -23,13 +23,10 @@ from dataclasses import dataclass, replace
 
 from memvault.domain.fusion import (
     DEFAULT_MIN_SCORE,
-    ChunkMatch,
     Fused,
     Fusion,
-    KeywordHit,
     SearchMode,
-    cut,
-    fuse,
+    fuse_kept,
 )
 from memvault.domain.memo import Memo
 from memvault.domain.models import MatchedChunk, NoteSummary, SearchHit, SearchQuery
@@ -148,6 +145,9 @@ class HybridSearch:
         self.semantic = semantic
         self.clock = clock
         self.fusion = fusion
+        # The vector half on this thread and the keyword half on the pool (ADR 0078);
+        # False: the other way round, as before it (the bench alternates the two).
+        self.keyword_on_pool = True
 
     @property
     def vectors_on(self) -> bool:
@@ -180,24 +180,12 @@ class HybridSearch:
         limit = min(MAX_POOL, max(CHUNK_POOL, CHUNK_POOL * query.limit // KEYWORD_POOL))
         keyword: list[SearchHit] = []
         if mode is SearchMode.HYBRID:
-            # The halves run side by side: the vector half (embedding the query, the scan)
-            # on the pool while this thread asks the keyword index. numpy and the engines
-            # release the GIL, so a hybrid search costs about its slower half.
-            # The chunks come without their texts: only the kept notes' are read (ADR 0076).
-            nearest = _HALVES.submit(semantic.nearest, account_id, query, limit, texts=False)
             depth = max(KEYWORD_POOL, query.limit) if keyword_limit is None else keyword_limit
             pool = replace(query, limit=min(MAX_POOL, max(1, depth)))
-            try:
-                keyword = self.index.search(account_id, pool, now=self.clock())
-            except BaseException:
-                nearest.cancel()
-                raise
-            found: Callable[[], list[VectorHit]] = nearest.result
+            keyword, found = self._halves(semantic, account_id, query, pool, limit)
         else:
-            found = lambda: semantic.nearest(account_id, query, limit, texts=False)  # noqa: E731
-        try:
-            chunks = found()
-        except ServiceUnavailable:
+            found = self._nearest(semantic, account_id, query, limit)
+        if found is None:
             log.warning("query embedding failed; keyword search ran", extra={"account": account_id})
             if mode is SearchMode.HYBRID:
                 hits = keyword[: query.limit]  # the keyword half already ran
@@ -206,20 +194,58 @@ class HybridSearch:
             if min_score is not None:
                 hits = [hit for hit in hits if hit.score >= min_score]
             return SearchOutcome(hits, SearchMode.KEYWORD, FALLBACK_FAILED)
-        fused = fuse(
-            [KeywordHit(hit.path, hit.score) for hit in keyword],
-            [ChunkMatch(c.path, c.chunk_index, c.similarity, c.updated_at) for c in chunks],
+        chunks = found
+        # Only the kept notes are made (ADR 0078).
+        kept = fuse_kept(
+            keyword,
+            chunks,
             mode=mode,
             now=self.clock(),
+            min_score=DEFAULT_MIN_SCORE if min_score is None else min_score,
+            limit=query.limit,
             fusion=self.fusion,
         )
-        kept = cut(fused, DEFAULT_MIN_SCORE if min_score is None else min_score, query.limit)
         # The kept notes' chunks read whole; a chunk whose note changed since is left out.
         chunk_of = {(c.path, c.chunk_index): c for c in chunks}
         whole = semantic.with_texts(
             account_id, [chunk_of[(f.path, i)] for f in kept for i in f.chunks]
         )
         return SearchOutcome(self._hits(account_id, query, kept, keyword, whole), mode)
+
+    def _halves(
+        self,
+        semantic: SemanticSearch,
+        account_id: str,
+        query: SearchQuery,
+        pool: SearchQuery,
+        limit: int,
+    ) -> tuple[list[SearchHit], list[VectorHit] | None]:
+        """The keyword hits and the nearest chunks (None: the query could not be embedded)
+        of a hybrid search, the halves side by side: the pool asks the keyword index while
+        this thread embeds the query and scans the vectors, the longer half, so it starts
+        at once and nothing waits for it to be handed back (ADR 0078). numpy and the
+        engines release the GIL, so a hybrid search costs about its slower half. The
+        chunks come without their texts: only the kept notes' are read (ADR 0076)."""
+        if not self.keyword_on_pool:  # as before ADR 0078 (the bench alternates the two)
+            nearest = _HALVES.submit(self._nearest, semantic, account_id, query, limit)
+            try:
+                keyword = self.index.search(account_id, pool, now=self.clock())
+            except BaseException:
+                nearest.cancel()
+                raise
+            return keyword, nearest.result()
+        words = _HALVES.submit(self.index.search, account_id, pool, now=self.clock())
+        chunks = self._nearest(semantic, account_id, query, limit)
+        return words.result(), chunks
+
+    @staticmethod
+    def _nearest(
+        semantic: SemanticSearch, account_id: str, query: SearchQuery, limit: int
+    ) -> list[VectorHit] | None:
+        try:
+            return semantic.nearest(account_id, query, limit, texts=False)
+        except ServiceUnavailable:
+            return None
 
     def _empty(self, account_id: str) -> bool:
         account = self.store.get_account(account_id)
