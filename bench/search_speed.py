@@ -218,6 +218,7 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             # ADR 0076: the design before it (exact below 150k chunks, 1,000 candidates
             # widened in full, every hit read whole).
             runs["hybrid, before ADR 0076"] = before_0076(svc.vectors, semantic, runs["hybrid"])
+            runs["hybrid, before ADR 0078"] = before_0078(svc.vault.hybrid, runs["hybrid"])
             runs["nearest chunks, before ADR 0076"] = before_0076(
                 svc.vectors, semantic, runs["nearest chunks"]
             )
@@ -288,6 +289,34 @@ def before_0076(
             return run(text, n)
         finally:
             index._ann_min_rows, vectors.candidate_count, semantic.nearest = kept
+
+    return as_before
+
+
+def before_0078(hybrid: Any, run: Callable[[str, int], object]) -> Callable[[str, int], object]:
+    """Hybrid search as before ADR 0078: the vector half on the pool and the keyword half on
+    the caller's thread, every fused note made (copies of both halves' hits) then cut, the
+    candidates rescored 512 rows at a time."""
+    from memvault.adapters.sqlite import vectors
+    from memvault.domain import fusion
+    from memvault.services import hybrid as module
+
+    def fuse_then_cut(keyword: Any, chunks: Any, *, min_score: float, limit: int, **kw: Any) -> Any:
+        fused = fusion.fuse(
+            [fusion.KeywordHit(hit.path, hit.score) for hit in keyword],
+            [fusion.ChunkMatch(c.path, c.chunk_index, c.similarity, c.updated_at) for c in chunks],
+            **kw,
+        )
+        return fusion.cut(fused, min_score, limit)
+
+    def as_before(text: str, n: int) -> object:
+        kept = hybrid.keyword_on_pool, module.fuse_kept, vectors.GATHER_ONCE_ROWS
+        hybrid.keyword_on_pool, module.fuse_kept = False, fuse_then_cut
+        vectors.GATHER_ONCE_ROWS = vectors.GATHER_ROWS
+        try:
+            return run(text, n)
+        finally:
+            hybrid.keyword_on_pool, module.fuse_kept, vectors.GATHER_ONCE_ROWS = kept
 
     return as_before
 
@@ -487,6 +516,7 @@ def print_table(results: list[dict[str, Any]]) -> None:
         "nearest chunks, before ADR 0066",
         "recall hybrid, before ADR 0066",
         "hybrid, before ADR 0076",
+        "hybrid, before ADR 0078",
         "keyword, before ADR 0075",
         "keyword half, before ADR 0075",
         "recall keyword, before ADR 0075",
@@ -539,6 +569,11 @@ def print_table(results: list[dict[str, Any]]) -> None:
                 + (
                     f"; before ADR 0076 {r['hybrid, before ADR 0076 all p50'] / keyword:.2f}x"
                     if "hybrid, before ADR 0076 all p50" in r
+                    else ""
+                )
+                + (
+                    f"; before ADR 0078 {r['hybrid, before ADR 0078 all p50'] / keyword:.2f}x"
+                    if "hybrid, before ADR 0078 all p50" in r
                     else ""
                 )
             )
