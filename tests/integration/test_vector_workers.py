@@ -234,3 +234,33 @@ def test_packed_vectors_that_do_not_split_into_the_spans_are_refused(tmp_path: P
     assert stored(db) == []
     many.vectors.upsert_packed("acc", [PackedChunks(note, "m", spans, b"\0" * (8 * 256))])
     assert [(r[1], r[5], len(r[10])) for r in stored(db)] == [(0, 0, 1024), (1, 4, 1024)]
+
+
+def test_a_workers_chunks_and_vectors_are_chunk_note_and_embed_array_bit_for_bit() -> None:
+    # A worker embeds each chunk as its context and its text (ADR 0079): the spans and
+    # every vector byte must be chunk_note's chunks and embed_array's vectors of their
+    # embed_text, for notes with frontmatter, an empty body, no heading, Windows line
+    # ends, runs of spaces, marks, text NFKC changes and added tokens.
+    import numpy as np
+
+    from memvault.domain.chunking import chunk_note
+
+    local = shared_local_embedder()
+    bodies = [
+        "# Why\n\nwe picked Postgres.\nthen SQLite  for the embedded build\n\n## Later\n\nmore",
+        "",
+        "no heading at all\r\nwindows line ends\r\n",
+        "# Ünïcödé ｆｕｌｌｗｉｄｔｈ\n\nﬁ and a mark \u2581 and <s>added</s>\n",
+        "   indented first line\n\ttabbed\n" + "long line of words " * 60,
+    ]
+    items = [
+        (f"f/n{n}.md", f"Note {n}" if n % 2 else "", f"---\ntags: [t]\n---\n{body}")
+        for n, body in enumerate(bodies)
+    ]
+    model, got = vector_workers.chunk_and_embed(local, items)
+    assert model == local.model
+    for (path, title, markdown), (spans, blob) in zip(items, got, strict=True):
+        chunks = chunk_note(markdown, title=title, path=path)
+        assert spans == [(c.index, c.heading, c.offset, c.length) for c in chunks]
+        want = local.embed_array([c.embed_text for c in chunks])
+        assert blob == np.ascontiguousarray(want, dtype=np.float32).tobytes(), path

@@ -139,3 +139,40 @@ def test_ascii_text_of_any_mix_counts_the_tokens_any_text_does() -> None:
     for _ in range(3000):
         text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 30)))
         assert count_tokens(text) == len(words_and_marks.findall(text)), repr(text)
+
+
+def test_an_ascii_bodys_lines_counted_in_place_are_counted_as_each_line_alone() -> None:
+    # chunk_spans counts an ASCII body's lines on the body's character classes, in place
+    # (ADR 0079): every unit, a long line's sentences and words included, must be the one
+    # that counting each line by itself gives, wherever a section starts, whatever ASCII
+    # the lines hold (each of splitlines' ASCII line breaks, control characters, marks).
+    import random
+
+    from memvault.domain.chunking import _CLASSES, _units
+
+    rnd = random.Random(11)
+    alphabet = [chr(i) for i in range(128)] + ["word", "_9", "  ", ". ", "\n", "\r\n"] * 4
+    for _ in range(400):
+        body = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(1, 400)))
+        classes = body.encode("ascii").translate(_CLASSES)
+        starts = [0, *(n + 1 for n, c in enumerate(body) if c == "\n")]
+        start = rnd.choice(starts)
+        for limit in (3, 16, 128):
+            in_place = _units(body, start, len(body), limit, classes)
+            assert in_place == _units(body, start, len(body), limit), repr(body)
+
+
+def test_chunk_spans_are_the_chunks_of_the_body() -> None:
+    from memvault.domain.chunking import chunk_spans
+
+    body = "# One\n\nfirst line\nsecond line\n\n## Two\n\n" + "word " * 300
+    chunks = chunk_body(body, title="T", path="p.md", max_tokens=40, overlap=8)
+    spans = chunk_spans(body, title="T", path="p.md", max_tokens=40, overlap=8)
+    assert [(c.heading, c.offset, c.offset + c.length, c.tokens) for c in chunks] == [
+        (heading, start, end, tokens) for heading, _, start, end, tokens in spans
+    ]
+    assert all(
+        c.embed_text == f"{context}\n\n{body[start:end]}"
+        for c, (_, context, start, end, _) in zip(chunks, spans, strict=True)
+    )
+    assert chunk_spans("", title="T", path="p.md") == [("", "T\np.md", 0, 0, 0)]

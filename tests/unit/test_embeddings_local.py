@@ -154,3 +154,65 @@ def test_vectors_are_the_normalised_mean_of_the_tokenizers_token_rows(
         norm = float(np.linalg.norm(want))
         want = want / norm if norm else want
         assert np.abs(got[row] - want).max() < 1e-6, text
+
+
+def test_texts_given_as_a_shared_head_and_a_tail_get_the_joined_texts_vectors_bit_for_bit() -> None:
+    # A bulk drain embeds each chunk as its context (title, path, heading: shared by a
+    # section's chunks, tokenized and summed once) and its text (ADR 0079). The vectors
+    # must be the whole texts' to the last bit, as embed_array gives them and as a plain
+    # computation from the tokenizer's own ids gives them: the rows summed one by one in
+    # float32, in token order, then normalised. Heads and tails that the shortcut does not
+    # hold for (no newline to end the head, spaces at an edge or in a run, marks, NULs,
+    # text NFKC changes, added tokens, more than MAX_TOKENS ids, an empty tail) are
+    # embedded whole, in place.
+    import unicodedata
+
+    import numpy as np
+
+    from memvault.adapters.embeddings.local import MAX_TOKENS
+
+    head = "Decisions\nwork/decisions.md\nWhy Postgres\n\n"
+    other = "Decisions\nwork/decisions.md\nLater\n\n"
+    parts = [
+        (head, "we picked Postgres, then moved to SQLite.\n- boring, tested"),
+        (head, "the second chunk of the section\nwith lines"),
+        (other, "another section's chunk"),
+        (head, "the first head again, after another"),
+        ("no newline at the end ", "of the head"),
+        (" a leading space\n\n", "in the head"),
+        (head, "a trailing space "),
+        (head, "double  spaces"),
+        (head, "a literal mark \u2581 inside"),
+        (head, "a NUL \0 inside"),
+        (head, "Ünïcödé ｆｕｌｌｗｉｄｔｈ ﬁ"),  # NFKC changes it
+        (head, "ünïcödé already normalised 中文 🎉"),
+        ("Ｔｉｔｌｅ\n\n", "a head NFKC changes"),
+        (head, "<s>struck</s> and <unk>"),
+        (head, "x " * 1500 + "end"),  # past MAX_TOKENS with the head
+        (head, ""),
+        ("\n", "a head of one newline"),
+        (head, "\nstarts with a newline\r\nand a carriage return\n\n\nruns of them"),
+        ("just a context", ""),
+    ]
+    joined = [h + t for h, t in parts]
+    fresh = StaticEmbedder.load()
+    got = fresh.embed_parts(parts)  # every piece new to this embedder
+    again = fresh.embed_parts(parts)  # and remembered
+    whole = StaticEmbedder.load().embed_array(joined)
+    table = fresh._table
+    sums = np.zeros((len(joined), fresh.dimension), dtype=np.float32)
+    for row, text in enumerate(joined):
+        ids = fresh._tokenizer.encode(
+            unicodedata.normalize("NFKC", text), add_special_tokens=False
+        ).ids[:MAX_TOKENS]
+        if ids:
+            total = table[ids[0]].copy()
+            for token in ids[1:]:
+                total = total + table[token]
+            sums[row] = total
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    want = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
+    assert got.dtype == np.float32 and got.shape == (len(parts), fresh.dimension)
+    for row, text in enumerate(joined):
+        assert got[row].tobytes() == want[row].tobytes() == whole[row].tobytes(), text
+    assert again.tobytes() == got.tobytes()

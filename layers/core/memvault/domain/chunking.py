@@ -144,14 +144,30 @@ def _split_long(body: str, start: int, end: int, max_tokens: int) -> list[_Unit]
     return units
 
 
-def _units(body: str, start: int, end: int, max_tokens: int) -> list[_Unit]:
+def _units(
+    body: str, start: int, end: int, max_tokens: int, classes: bytes | None = None
+) -> list[_Unit]:
+    """The lines of ``body[start:end]`` as units, a line too long cut. ``classes``: an
+    ASCII body's character classes (``_CLASSES``), which count each line's tokens in
+    place: a line starts after a line break or at the body's start, both of which
+    ``count_tokens`` takes as a run's start too (ADR 0079)."""
     units: list[_Unit] = []
     pos = start
+    new = tuple.__new__  # a unit made without NamedTuple's Python-level __new__
+    count = classes.count if classes is not None else None
     for line in body[start:end].splitlines(keepends=True):
         line_end = pos + len(line)
-        tokens = count_tokens(line)
+        if count is None or classes is None:
+            tokens = count_tokens(line)
+        else:
+            tokens = (
+                count(b".", pos, line_end)
+                + count(b" a", pos, line_end)
+                + count(b".a", pos, line_end)
+                + (classes[pos] == 97)  # a word character ("a")
+            )
         if tokens <= max_tokens:
-            units.append(_Unit(pos, line_end, tokens))
+            units.append(new(_Unit, (pos, line_end, tokens, False)))
         else:
             units.extend(_split_long(body, pos, line_end, max_tokens))
         pos = line_end
@@ -180,6 +196,58 @@ def _pack(units: list[_Unit], max_tokens: int, overlap: int) -> list[tuple[int, 
     return spans
 
 
+# A chunk before it is made a ``Chunk``: heading, context (title, path and heading), start
+# and end in the body, tokens.
+Span = tuple[str, str, int, int, int]
+
+
+def chunk_spans(
+    body: str,
+    *,
+    title: str,
+    path: str,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    overlap: int = DEFAULT_OVERLAP,
+) -> list[Span]:
+    """``chunk_body``'s chunks as spans of ``body`` with their context, no text copied: a
+    bulk drain embeds a chunk as its context and its text (ADR 0079). The chunk of an
+    empty body is ``("", title and path, 0, 0, 0)``, its embedded text the context alone."""
+    if max_tokens < 1 or not 0 <= overlap < max_tokens:
+        raise ValueError("need max_tokens >= 1 and 0 <= overlap < max_tokens")
+    spans: list[Span] = []
+    isspace = str.isspace
+    # An ASCII body's character classes, once: each line's tokens counted in place.
+    classes = body.encode("ascii").translate(_CLASSES) if body.isascii() else None
+    for heading, section_start, section_end in _sections(body):
+        units = [
+            u
+            for u in _units(body, section_start, section_end, max_tokens, classes)
+            if u.end > u.start
+        ]
+        context = "\n".join(part for part in (title, path, heading) if part)
+        for first, last in _pack(units, max_tokens, overlap):
+            chosen = units[first:last]
+            start, end = chosen[0].start, chosen[-1].end
+            # Blank edges are left out: the chunk starts and ends on text.
+            while start < end and isspace(body[start]):
+                start += 1
+            while end > start and isspace(body[end - 1]):
+                end -= 1
+            if start == end:
+                continue
+            # Whole units' tokens add up (no token spans a line, sentence or word
+            # boundary); a unit cut inside a word is counted again.
+            tokens = (
+                count_tokens(body[start:end])
+                if any(u.cut for u in chosen)
+                else sum(u.tokens for u in chosen)
+            )
+            spans.append((heading, context, start, end, tokens))
+    if not spans:
+        spans.append(("", "\n".join(part for part in (title, path) if part), 0, 0, 0))
+    return spans
+
+
 def chunk_body(
     body: str,
     *,
@@ -190,46 +258,22 @@ def chunk_body(
     overlap: int = DEFAULT_OVERLAP,
 ) -> list[Chunk]:
     """The chunks of ``body``; offsets are ``base`` plus the offset in ``body``."""
-    if max_tokens < 1 or not 0 <= overlap < max_tokens:
-        raise ValueError("need max_tokens >= 1 and 0 <= overlap < max_tokens")
     chunks: list[Chunk] = []
-
-    def add(context: str, heading: str, units: list[_Unit]) -> None:
-        start, end = units[0].start, units[-1].end
-        # Blank edges are left out: the chunk starts and ends on text.
-        while start < end and body[start].isspace():
-            start += 1
-        while end > start and body[end - 1].isspace():
-            end -= 1
-        if start == end:
-            return
+    for index, (heading, context, start, end, tokens) in enumerate(
+        chunk_spans(body, title=title, path=path, max_tokens=max_tokens, overlap=overlap)
+    ):
         text = body[start:end]
         chunks.append(
             Chunk(
-                index=len(chunks),
+                index=index,
                 heading=heading,
                 offset=base + start,
                 length=end - start,
                 text=text,
-                embed_text=f"{context}\n\n{text}" if context else text,
-                # Whole units' tokens add up (no token spans a line, sentence or word
-                # boundary); a unit cut inside a word is counted again.
-                tokens=(
-                    count_tokens(text)
-                    if any(u.cut for u in units)
-                    else sum(u.tokens for u in units)
-                ),
+                embed_text=f"{context}\n\n{text}" if context and text else context or text,
+                tokens=tokens,
             )
         )
-
-    for heading, start, end in _sections(body):
-        units = [u for u in _units(body, start, end, max_tokens) if u.end > u.start]
-        context = "\n".join(part for part in (title, path, heading) if part)
-        for first, last in _pack(units, max_tokens, overlap):
-            add(context, heading, units[first:last])
-    if not chunks:
-        context = "\n".join(part for part in (title, path) if part)
-        chunks.append(Chunk(0, "", base, 0, "", context, 0))
     return chunks
 
 

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from memvault.domain.chunking import chunk_note
+from memvault.domain.chunking import chunk_note, chunk_spans
+from memvault.domain.markdown import split_frontmatter
 from memvault.services.lifeline import PARENT_CHECK_SECONDS, end_with_parent, usable_cpus
 
 if TYPE_CHECKING:  # the fork server imports this module: nothing it does not need (ADR 0067)
@@ -72,6 +73,14 @@ class ArrayEmbedder(Protocol):
     @property
     def model(self) -> str: ...
     def embed_array(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+@runtime_checkable
+class PartsEmbedder(ArrayEmbedder, Protocol):
+    """One that also embeds texts given as a shared head and a tail, the head's work done
+    once (the local model: ``StaticEmbedder.embed_parts``, ADR 0079)."""
+
+    def embed_parts(self, parts: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]: ...
 
 
 # What the fork server imports before it forks workers (besides the factory's module and
@@ -153,6 +162,8 @@ def _context(factory: Callable[[], Embedder], warm: Sequence[str] = ()) -> tuple
 def chunk_and_embed(embedder: Embedder, items: Sequence[Item]) -> tuple[str, list[Chunked]]:
     """The chunks of each note and their vectors (the model's name first). Runs in a worker
     (or in the caller, when there are none)."""
+    if isinstance(embedder, PartsEmbedder):
+        return embedder.model, _chunk_and_embed_parts(embedder, items)
     chunked = [chunk_note(markdown, title=title, path=path) for path, title, markdown in items]
     texts = [chunk.embed_text for chunks in chunked for chunk in chunks]
     if isinstance(embedder, ArrayEmbedder):
@@ -171,6 +182,37 @@ def chunk_and_embed(embedder: Embedder, items: Sequence[Item]) -> tuple[str, lis
         out.append((spans, vectors[row : row + len(chunks)].tobytes()))
         row += len(chunks)
     return model, out
+
+
+def _chunk_and_embed_parts(embedder: PartsEmbedder, items: Sequence[Item]) -> list[Chunked]:
+    """``chunk_and_embed`` with no ``Chunk`` made: each chunk's span of its note, and its
+    embedded text as its context (shared by a section's chunks) and its text, which
+    ``embed_parts`` embeds as the whole text, bit for bit (ADR 0079)."""
+    notes: list[list[tuple[int, str, int, int]]] = []
+    parts: list[tuple[str, str]] = []
+    heads: dict[str, str] = {}
+    for path, title, markdown in items:
+        _, body = split_frontmatter(markdown)
+        base = len(markdown) - len(body)
+        spans = chunk_spans(body, title=title, path=path)
+        notes.append(
+            [(n, span[0], base + span[2], span[3] - span[2]) for n, span in enumerate(spans)]
+        )
+        for _, context, start, end, _ in spans:
+            if context and end > start:  # chunk_body's f"{context}\n\n{text}"
+                head = heads.get(context)
+                if head is None:
+                    head = heads[context] = context + "\n\n"
+                parts.append((head, body[start:end]))
+            else:  # the context alone (an empty body), or the text alone (no context)
+                parts.append((context, body[start:end]))
+    vectors = embedder.embed_parts(parts)
+    out: list[Chunked] = []
+    row = 0
+    for spans_of_note in notes:
+        out.append((spans_of_note, vectors[row : row + len(spans_of_note)].tobytes()))
+        row += len(spans_of_note)
+    return out
 
 
 def _work(items: list[Item]) -> tuple[str, list[Chunked]]:

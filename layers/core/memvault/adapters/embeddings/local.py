@@ -19,6 +19,7 @@ import unicodedata
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,7 @@ _SPACE = "\u2581"
 _PIECE_RE = re.compile(f"{_SPACE}+[^{_SPACE}]*|[^{_SPACE}]+")
 # The array type code of 32-bit ints (the remembered ids are read back as numpy int32).
 _INT32 = next(code for code in "ilh" if array(code).itemsize == 4)
+_ID = attrgetter("id")
 # Pieces remembered with their token ids (a vault repeats its words): about 120 bytes each.
 PIECE_CACHE = 200_000
 
@@ -68,7 +70,13 @@ class StaticEmbedder:
     used under a lock (its padding settings are shared state) and the table is read-only."""
 
     def __init__(self, table: npt.NDArray[np.float32], tokenizer: Any, model: str) -> None:
-        self._table = table
+        # The table with one spare row after the vocabulary's (``_SPARE``): where
+        # ``embed_parts`` keeps a shared head's sum (no token id is ever that row).
+        rows = np.zeros((table.shape[0] + 1, table.shape[1]), dtype=np.float32)
+        rows[:-1] = table
+        self._rows = rows
+        self._table = rows[:-1]
+        self._spare = np.array([table.shape[0]], dtype=np.int32).tobytes()
         self._tokenizer = tokenizer
         self._model = model
         self._lock = threading.Lock()
@@ -104,10 +112,10 @@ class StaticEmbedder:
         tokenizer.no_padding()
         tokenizer.enable_truncation(MAX_TOKENS)
         # The table's leading dimensions are a Matryoshka prefix: a shorter vector is the
-        # first ``dimension`` columns (used by bench/embedders.py to compare sizes).
-        table32 = np.ascontiguousarray(table[:, :dimension], dtype=np.float32)
+        # first ``dimension`` columns (used by bench/embedders.py to compare sizes); made
+        # float32 once, as it is copied into the embedder's rows.
         name = MODEL if dimension == DIMENSION else f"wordllama-l2-supercat-{dimension}"
-        return cls(table32, tokenizer, name)
+        return cls(table[:, :dimension], tokenizer, name)
 
     @property
     def model(self) -> str:
@@ -211,13 +219,100 @@ class StaticEmbedder:
                 result.append(ids[:MAX_TOKENS])
         return result
 
+    def embed_parts(self, parts: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
+        """``embed_array`` of each ``head + tail``, bit for bit, for texts that share
+        heads (chunks: the note's title, path and heading, then the chunk; ADR 0079).
+
+        A head that ends with a newline is tokenized once a call: BPE never merges across
+        a newline (``_vocabulary_facts``), so the text's ids are the head's, then the
+        tail's as a text after a newline. And its rows are summed once into the spare row
+        of the table, which then stands first in each of its texts' gathers: a float32
+        sum row by row in the same order, since the head's rows came first anyway. A pair
+        this does not hold for (no newline to end the head, text the tokenizer would see
+        otherwise: normalised by NFKC, marks, runs of spaces, added tokens, more than
+        ``MAX_TOKENS`` ids) is embedded joined, as ``embed_array`` does."""
+        out = np.zeros((len(parts), self.dimension), dtype=np.float32)
+        pieces = self._pieces
+        if pieces is None or not self._cut_lines or any("\n" in t for t in self._added):
+            return self._embed([head + tail for head, tail in parts])[0]
+        rows, spare, frombuffer = self._rows, self._spare, np.frombuffer
+        fast: list[tuple[int, bytes, bytes]] = []
+        joined: list[int] = []
+        with self._lock:  # the cache, the model and the spare row are shared
+            if len(pieces) > PIECE_CACHE:
+                pieces.clear()
+            heads: dict[str, bytes | None] = {}
+            for row, (head, tail) in enumerate(parts):
+                head_ids = heads.get(head, b"")
+                if head_ids == b"":
+                    head_ids = heads[head] = self._head_ids(head)
+                tail_ids = self._tail_ids(tail) if head_ids is not None else None
+                if (
+                    head_ids is None
+                    or tail_ids is None
+                    or len(head_ids) + len(tail_ids) > 4 * MAX_TOKENS
+                ):
+                    joined.append(row)
+                else:
+                    fast.append((row, head_ids, tail_ids))
+            current = b""
+            take, reduce = rows.take, np.add.reduce
+            for row, head_ids, tail_ids in fast:
+                if head_ids is not current:  # the head's sum, into the spare row
+                    reduce(take(frombuffer(head_ids, dtype=np.int32), axis=0), axis=0, out=rows[-1])
+                    current = head_ids
+                ids = frombuffer(spare + tail_ids, dtype=np.int32)
+                reduce(take(ids, axis=0), axis=0, out=out[row])
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        if joined:
+            out[joined] = self._embed([parts[row][0] + parts[row][1] for row in joined])[0]
+        return out
+
+    def _plain(self, text: str) -> bool:
+        """Whether ``text`` is one the key cut takes as it is: NFKC leaves it unchanged,
+        and it holds no mark, NUL, added token or run of spaces (see ``_token_arrays``)."""
+        added = self._added
+        return not (
+            "  " in text
+            or _SPACE in text
+            or "\0" in text
+            or (added and self._added_mark in text and any(token in text for token in added))
+        ) and (text.isascii() or unicodedata.is_normalized("NFKC", text))
+
+    def _head_ids(self, head: str) -> bytes | None:
+        """A head's ids as int32 bytes (caller holds the lock), or None when its pair must
+        be embedded joined: a head is the text up to and with a newline, and its keys are
+        the text before that newline's (the newline starts the tail's first key)."""
+        if not head or head[-1] != "\n" or head[0] == " " or not self._plain(head):
+            return None
+        ids = self._keys_ids(head[:-1].replace("\n", " \0\n").split(" "))
+        return ids if 0 < len(ids) <= 4 * MAX_TOKENS else None
+
+    def _tail_ids(self, tail: str) -> bytes | None:
+        """A tail's ids after a head's newline (caller holds the lock), or None."""
+        if not tail or tail[-1] == " " or not self._plain(tail):
+            return None
+        return self._keys_ids(("\0\n" + tail.replace("\n", " \0\n")).split(" "))
+
+    def _keys_ids(self, keys: list[str]) -> bytes:
+        assert self._pieces is not None
+        get = self._pieces.get
+        parts = list(map(get, keys))
+        at = -1
+        for _ in range(parts.count(None)):  # new pieces, found from the C side
+            at = parts.index(None, at + 1)
+            got = get(keys[at])  # the same new piece twice in one text
+            parts[at] = got if got is not None else self._remember(keys[at])
+        return b"".join(parts)  # type: ignore[arg-type]
+
     def _remember(self, key: str) -> bytes:
         """The int32 ids of a piece, tokenized now and remembered (caller holds the lock).
         A key that starts with NUL is the piece after it; any other is a word, whose piece
         is the space mark and the word."""
         assert self._pieces is not None
         piece = key[1:] if key[:1] == "\0" else _SPACE + key
-        ids = array(_INT32, [t.id for t in self._tokenizer.model.tokenize(piece)])
+        ids = array(_INT32, map(_ID, self._tokenizer.model.tokenize(piece)))
         got = self._pieces[key] = ids.tobytes()
         return got
 
