@@ -48,4 +48,8 @@ unset PYTHONDONTWRITEBYTECODE
 # of the suite waits on sockets, moto and the OpenSearch node, and a third worker keeps
 # the cores busy meanwhile (3,712 tests: 291 s against 326 s with two); the 25 slowest
 # tests at the end, so a regression in the suite's own speed shows.
-.venv/bin/pytest -n "${PYTEST_WORKERS:-3}" --durations=25 "$@"
+# --dist loadgroup: the browser tests are one group, run on one worker (tests/conftest.py);
+# every other test is a group of its own, handed out as workers free up.
+dist=()
+[ "${PYTEST_WORKERS:-3}" != "0" ] && dist=(--dist loadgroup)
+.venv/bin/pytest -n "${PYTEST_WORKERS:-3}" "${dist[@]}" --durations=25 "$@"

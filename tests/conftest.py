@@ -103,21 +103,32 @@ def live_server(tmp_path: Path, backend: str, clock: FakeClock) -> Iterator[Live
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slowest tests run first (``tests.support.slowest``), the browser tests last in
-    every process.
+    """The browser tests first, all on one worker; then the slowest tests
+    (``tests.support.slowest``).
 
-    Playwright's sync API keeps an asyncio event loop running on the main thread from the
-    first browser test to the end of the session, and every later test that starts a loop
-    of its own (asyncio.run: the MCP and async SDK clients) would fail. Last in the
-    collection means last on each xdist worker too: a worker is handed items in
-    collection order.
+    The browser tests spend most of their time waiting on Chromium (on the dashboard
+    tests' own clock: 97 s of wall for 43 s of CPU, Chromium's included). Run last on
+    every worker, as they were, they left the cores idle at the end of the run; run
+    first as one xdist group (``scripts/test.sh`` passes ``--dist loadgroup``), one
+    worker waits on the browser while the other two keep the cores busy, and the
+    browser starts once instead of once a worker.
+
+    Playwright's sync API runs an asyncio event loop on the main thread while its
+    browser is open, and a test that starts a loop of its own meanwhile (asyncio.run:
+    the MCP and async SDK clients) would fail. The browser is package-scoped
+    (``tests/dashboard/conftest.py``), so it closes, and its loop with it, after the
+    group's last test, before that worker's next test.
     """
     rank = {nodeid: n for n, nodeid in enumerate(SLOWEST)}
+    browser_group = pytest.mark.xdist_group("browser")
 
     def order(item: pytest.Item) -> tuple[bool, int]:
         nodeid = item.nodeid.replace("\\", "/")
-        return "tests/dashboard/" in nodeid, rank.get(nodeid, len(rank))
+        return "tests/dashboard/" not in nodeid, rank.get(nodeid, len(rank))
 
+    for item in items:
+        if "tests/dashboard/" in item.nodeid.replace("\\", "/"):
+            item.add_marker(browser_group)
     items.sort(key=order)
 
 

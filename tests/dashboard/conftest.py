@@ -1,7 +1,8 @@
 """The dashboard in a real browser: headless Chromium (Debian's package) driven by
 Playwright for Python, against memvault on a real HTTP server (the shared test server).
 
-One browser per test process; each test gets a fresh browser context (no cookies, no
+One browser for the package (its tests run first, on one worker: tests/conftest.py),
+closed after its last test; each test gets a fresh browser context (no cookies, no
 storage) and its own app over fresh storage. Without Chromium or the built dashboard the
 browser tests are skipped with the reason, except under ``CI=true``, where they fail:
 ``.ci/run`` installs the browser and ``make test`` builds the dashboard first.
@@ -71,7 +72,7 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     require_browser()
     from playwright.sync_api import sync_playwright
