@@ -100,6 +100,22 @@ def test_a_plain_move_reads_nothing_twice(services: Services, user: Caller) -> N
     assert [b.source_path for b in services.store.links_to(user.account_id, ["x"])] == ["b.md"]
 
 
+def test_a_note_write_reads_each_link_target_once(services: Services, user: Caller) -> None:
+    services.vault.write(user, "n/target.md", "the note linked to")
+    services.vault.write(user, "n/other.md", "also links to [[target]]")
+    with counted(services) as n:
+        services.vault.write(user, "n/new.md", "links to [[target]]")
+    # The budget's UpdateItem; the commit's BatchGetItem, PutObject, TransactWriteItems;
+    # then the index update: the link targets (BatchGetItem for [[target]], a Query for
+    # its name) read once, shared by finding the notes whose counts move and by
+    # counting their inbound links (a Query for the links to each of the two notes),
+    # and a Query for the notes sharing the new note's name.
+    assert n == {"ddb": 8, "s3": 1, "total": 9}
+    # What the counts are right about: test_incremental_link_counts_match_a_full_recount.
+    backlinks = services.vault.backlinks(user, "n/target.md")
+    assert sorted(s.path for s in backlinks) == ["n/new.md", "n/other.md"]
+
+
 class SlowBodies:
     """Every GetObject takes ``delay`` seconds (an S3 round trip, long enough for others
     to start meanwhile); ``most`` is how many were ever in flight at once. Starts with

@@ -24,7 +24,7 @@ from memvault.domain.models import (
     SearchDoc,
 )
 from memvault.ports import CommitResult, IndexedNotes, SearchIndex
-from memvault.services.links import LinkGraph
+from memvault.services.links import LinkGraph, LinkTargets
 from memvault.services.vectors import VectorSync
 
 log = logging.getLogger("memvault.indexing")
@@ -150,9 +150,10 @@ class IndexSync:
         if len(changes) > BULK_RELINK_THRESHOLD:
             counts = self.links.inbound_counts_all(account_id)
         else:
-            counts = self._counts_for(
-                account_id, self._affected(account_id, changes, result, written)
-            )
+            affected, targets = self._affected(account_id, changes, result, written)
+            # The targets read for the changed links resolve most of the links counted
+            # next: only the rest are read (a note's write: 11 DynamoDB calls -> 9).
+            counts = self._counts_for(account_id, affected, known=targets)
         self.index.upsert(
             account_id, [search_doc(n, counts.get(n.path, 0)) for n in written.values()]
         )
@@ -164,13 +165,13 @@ class IndexSync:
         changes: Sequence[NoteChange],
         result: CommitResult,
         written: dict[str, Note],
-    ) -> set[str]:
+    ) -> tuple[set[str], LinkTargets]:
         """Notes whose inbound count may have moved: the written notes themselves, what
         each changed note links to now and did not before (or the reverse), and every
         note sharing a file name with one that appeared or vanished (bare links to that
         name may now resolve differently). A link a note kept across its change adds and
         removes nothing, so its target is left alone: an edit that keeps its links
-        recounts only itself."""
+        recounts only itself. With them, the link targets read to find them."""
         touched_keys: set[str] = set()
         touched_names: set[str] = set()
         for change, prior, note in zip(changes, result.previous, result.notes, strict=True):
@@ -197,10 +198,13 @@ class IndexSync:
             affected.update(targets.candidates(key))  # whatever note it resolves to
         for names in self.store.paths_by_name(account_id, touched_names).values():
             affected.update(names)
-        return affected
+        return affected, targets
 
-    def _counts_for(self, account_id: str, note_paths: Collection[str]) -> dict[str, int]:
-        return {p: len(s) for p, s in self.links.sources(account_id, note_paths).items()}
+    def _counts_for(
+        self, account_id: str, note_paths: Collection[str], known: LinkTargets | None = None
+    ) -> dict[str, int]:
+        found = self.links.sources(account_id, note_paths, known=known)
+        return {p: len(s) for p, s in found.items()}
 
     def drain(self, account_id: str, limit: int = DRAIN_BATCH) -> int:
         """Index up to ``limit`` notes queued while the index was unreachable. Returns how

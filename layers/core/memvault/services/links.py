@@ -29,6 +29,9 @@ class LinkTargets:
     paths_by_name_key: dict[str, list[str]]
     files_by_link_key: dict[str, str] = field(default_factory=dict)
     files_by_name_key: dict[str, list[str]] = field(default_factory=dict)
+    # The link keys these were read for: ``LinkGraph.targets(known=...)`` reads only
+    # what more keys need beyond them (one index update asks twice, for overlapping keys).
+    keys: frozenset[str] = frozenset()
 
     def resolve(self, link: BacklinkSource) -> str | None:
         return link_rules.resolve(
@@ -49,7 +52,7 @@ class LinkTargets:
         live[paths.link_key(new)] = new
         by_name = {n: [p for p in ps if p != old] for n, ps in self.paths_by_name_key.items()}
         by_name.setdefault(paths.name_key(new), []).append(new)
-        return LinkTargets(live, by_name, self.files_by_link_key, self.files_by_name_key)
+        return LinkTargets(live, by_name, self.files_by_link_key, self.files_by_name_key, self.keys)
 
     def link_text(self, target: str) -> str:
         if not target.endswith(paths.NOTE_SUFFIX):  # an attachment, among attachments
@@ -64,28 +67,52 @@ class LinkGraph:
         # a service built without them (links then reach notes only).
         self.files = files
 
-    def targets(self, account_id: str, keys: Collection[str]) -> LinkTargets:
-        """What links with these keys can resolve to, in the vault as it is now."""
+    def targets(
+        self, account_id: str, keys: Collection[str], *, known: LinkTargets | None = None
+    ) -> LinkTargets:
+        """What links with these keys can resolve to, in the vault as it is now.
+
+        ``known``: targets read moments ago in the same piece of work (the vault as it
+        is now too); only what these keys need beyond its keys is read, and the two are
+        returned as one."""
+        asked = frozenset(keys) | (known.keys if known is not None else frozenset())
+        if known is not None:
+            keys = [k for k in keys if k not in known.keys]
         exact = {k.removeprefix(link_rules.EXACT) for k in keys}
-        live = self.store.live_paths(account_id, [key + paths.NOTE_SUFFIX for key in exact])
-        live_by_link_key = {path_key[: -len(paths.NOTE_SUFFIX)]: p for path_key, p in live.items()}
         names = {link_rules.name_of(k) for k in keys}
-        targets = LinkTargets(live_by_link_key, self.store.paths_by_name(account_id, names))
         file_keys = [k for k in keys if link_rules.may_name_file(k)]
-        if self.files is not None and file_keys:
-            targets.files_by_link_key.update(
-                self.files.files_by_link_key(
-                    account_id, {k.removeprefix(link_rules.EXACT) for k in file_keys}
-                )
+        file_exact = {k.removeprefix(link_rules.EXACT) for k in file_keys}
+        file_names = {link_rules.name_of(k) for k in file_keys}
+        targets = LinkTargets({}, {}, keys=asked)
+        if known is not None:
+            targets.live_by_link_key.update(known.live_by_link_key)
+            targets.paths_by_name_key.update(known.paths_by_name_key)
+            targets.files_by_link_key.update(known.files_by_link_key)
+            targets.files_by_name_key.update(known.files_by_name_key)
+            known_exact = {k.removeprefix(link_rules.EXACT) for k in known.keys}
+            known_files = [k for k in known.keys if link_rules.may_name_file(k)]
+            exact -= known_exact
+            names -= {link_rules.name_of(k) for k in known.keys}
+            file_exact -= {k.removeprefix(link_rules.EXACT) for k in known_files}
+            file_names -= {link_rules.name_of(k) for k in known_files}
+        if exact:
+            live = self.store.live_paths(account_id, [key + paths.NOTE_SUFFIX for key in exact])
+            targets.live_by_link_key.update(
+                {path_key[: -len(paths.NOTE_SUFFIX)]: p for path_key, p in live.items()}
             )
-            targets.files_by_name_key.update(
-                self.files.files_by_name(account_id, {link_rules.name_of(k) for k in file_keys})
-            )
+        if names:
+            targets.paths_by_name_key.update(self.store.paths_by_name(account_id, names))
+        if self.files is not None and file_exact:
+            targets.files_by_link_key.update(self.files.files_by_link_key(account_id, file_exact))
+        if self.files is not None and file_names:
+            targets.files_by_name_key.update(self.files.files_by_name(account_id, file_names))
         return targets
 
-    def resolver(self, account_id: str, target_keys: Collection[str]) -> Resolver:
+    def resolver(
+        self, account_id: str, target_keys: Collection[str], *, known: LinkTargets | None = None
+    ) -> Resolver:
         """Resolves links with these target keys against the vault as it is now."""
-        return self.targets(account_id, target_keys).resolve
+        return self.targets(account_id, target_keys, known=known).resolve
 
     def outgoing(
         self, account_id: str, source_path: str, markdown: str
@@ -107,13 +134,16 @@ class LinkGraph:
             for link, key in found
         ]
 
-    def sources(self, account_id: str, targets: Collection[str]) -> dict[str, set[str]]:
-        """For each target path, the live notes whose links resolve to it."""
+    def sources(
+        self, account_id: str, targets: Collection[str], *, known: LinkTargets | None = None
+    ) -> dict[str, set[str]]:
+        """For each target path, the live notes whose links resolve to it (``known``: as
+        for ``targets``)."""
         keys: set[str] = set()
         for target in targets:
             keys.update(link_rules.keys_pointing_at(target))
         links = self.store.links_to(account_id, keys)
-        resolve = self.resolver(account_id, {link.target_key for link in links})
+        resolve = self.resolver(account_id, {link.target_key for link in links}, known=known)
         found: dict[str, set[str]] = {t: set() for t in targets}
         for link in links:
             resolved = resolve(link)
