@@ -242,16 +242,32 @@ class StaticEmbedder:
             if len(pieces) > PIECE_CACHE:
                 pieces.clear()
             heads: dict[str, bytes | None] = {}
+            get, learn = pieces.get, self._learn
+            added, mark, normalized = self._added, self._added_mark, unicodedata.is_normalized
             for row, (head, tail) in enumerate(parts):
                 head_ids = heads.get(head, b"")
                 if head_ids == b"":
                     head_ids = heads[head] = self._head_ids(head)
-                tail_ids = self._tail_ids(tail) if head_ids is not None else None
+                # The tail as a text after the head's newline, if the key cut takes it as
+                # it is (``_plain``, inline: this runs once a chunk).
                 if (
                     head_ids is None
-                    or tail_ids is None
-                    or len(head_ids) + len(tail_ids) > 4 * MAX_TOKENS
+                    or not tail
+                    or tail[-1] == " "
+                    or "  " in tail
+                    or _SPACE in tail
+                    or "\0" in tail
+                    or (added and mark in tail and any(token in tail for token in added))
+                    or not (tail.isascii() or normalized("NFKC", tail))
                 ):
+                    joined.append(row)
+                    continue
+                keys = ("\0\n" + tail.replace("\n", " \0\n")).split(" ")
+                found = list(map(get, keys))
+                if None in found:
+                    learn(keys, found)
+                tail_ids = b"".join(found)  # type: ignore[arg-type]
+                if len(head_ids) + len(tail_ids) > 4 * MAX_TOKENS:
                     joined.append(row)
                 else:
                     fast.append((row, head_ids, tail_ids))
@@ -289,22 +305,28 @@ class StaticEmbedder:
         ids = self._keys_ids(head[:-1].replace("\n", " \0\n").split(" "))
         return ids if 0 < len(ids) <= 4 * MAX_TOKENS else None
 
-    def _tail_ids(self, tail: str) -> bytes | None:
-        """A tail's ids after a head's newline (caller holds the lock), or None."""
-        if not tail or tail[-1] == " " or not self._plain(tail):
-            return None
-        return self._keys_ids(("\0\n" + tail.replace("\n", " \0\n")).split(" "))
-
     def _keys_ids(self, keys: list[str]) -> bytes:
         assert self._pieces is not None
-        get = self._pieces.get
-        parts = list(map(get, keys))
+        found = list(map(self._pieces.get, keys))
+        if None in found:
+            self._learn(keys, found)
+        return b"".join(found)  # type: ignore[arg-type]
+
+    def _learn(self, keys: list[str], found: list[bytes | None]) -> None:
+        """Fill ``found``'s gaps (the keys' new pieces): each tokenized and remembered, as
+        ``_remember`` does, inline (caller holds the lock)."""
+        assert self._pieces is not None
+        pieces, tokenize = self._pieces, self._tokenizer.model.tokenize
+        get = pieces.get
         at = -1
-        for _ in range(parts.count(None)):  # new pieces, found from the C side
-            at = parts.index(None, at + 1)
-            got = get(keys[at])  # the same new piece twice in one text
-            parts[at] = got if got is not None else self._remember(keys[at])
-        return b"".join(parts)  # type: ignore[arg-type]
+        for _ in range(found.count(None)):  # new pieces, found from the C side
+            at = found.index(None, at + 1)
+            key = keys[at]
+            got = get(key)  # the same new piece twice in one text
+            if got is None:
+                piece = key[1:] if key[:1] == "\0" else _SPACE + key
+                got = pieces[key] = array(_INT32, map(_ID, tokenize(piece))).tobytes()
+            found[at] = got
 
     def _remember(self, key: str) -> bytes:
         """The int32 ids of a piece, tokenized now and remembered (caller holds the lock).
