@@ -223,9 +223,11 @@ class HybridSearch:
         """The keyword hits and the nearest chunks (None: the query could not be embedded)
         of a hybrid search, the halves side by side: the pool asks the keyword index while
         this thread embeds the query and scans the vectors, the longer half, so it starts
-        at once and nothing waits for it to be handed back (ADR 0078). numpy and the
-        engines release the GIL, so a hybrid search costs about its slower half. The
-        chunks come without their texts: only the kept notes' are read (ADR 0076)."""
+        at once and nothing waits for it to be handed back (ADR 0078). They overlap less
+        than the two threads suggest: the keyword half gives the GIL up only for moments
+        (each SQLite step), so the vector half runs beside it mostly inside its own long
+        numpy calls, and a hybrid search costs nearly the sum of the halves (ADR 0078).
+        The chunks come without their texts: only the kept notes' are read (ADR 0076)."""
         if not self.keyword_on_pool:  # as before ADR 0078 (the bench alternates the two)
             nearest = _HALVES.submit(self._nearest, semantic, account_id, query, limit)
             try:
