@@ -52,9 +52,9 @@ SNIPPET_CHARS = 240
 # a model change, which a new model name separates); "none yet" is asked every time.
 INDEXED_MEMO_SECONDS = 60.0
 
-# Where a hybrid search's vector half runs while the keyword half runs in the caller's
-# thread (two: the machine's cores, as the gateway's worker and the API's pool are).
-_HALVES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memvault-vectors")
+# Where a hybrid search's keyword half runs while the vector half runs in the caller's
+# thread (ADR 0078; two: the machine's cores, as the gateway's worker and the API's pool are).
+_HALVES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memvault-halves")
 
 FALLBACK_OFF = "vectors are off (MEMVAULT_EMBEDDINGS=off): keyword search ran"
 FALLBACK_NOT_INDEXED = (

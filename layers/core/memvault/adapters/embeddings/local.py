@@ -180,7 +180,6 @@ class StaticEmbedder:
         with self._lock:  # the cache and the model are shared
             if len(pieces) > PIECE_CACHE:
                 pieces.clear()
-            get = pieces.get
             for text in prepared:
                 if not text:  # the tokenizer gives an empty text no tokens (no space mark)
                     result.append(np.zeros(0, dtype=np.int32))
@@ -209,13 +208,7 @@ class StaticEmbedder:
                     keys = text.replace("\n", " \0\n").split(" ")
                 else:
                     keys = text.split(" ")
-                parts = list(map(get, keys))
-                at = -1
-                for _ in range(parts.count(None)):  # new pieces, found from the C side
-                    at = parts.index(None, at + 1)
-                    got = get(keys[at])  # the same new piece twice in one text
-                    parts[at] = got if got is not None else self._remember(keys[at])
-                ids = np.frombuffer(b"".join(parts), dtype=np.int32)  # type: ignore[arg-type]
+                ids = np.frombuffer(self._keys_ids(keys), dtype=np.int32)
                 result.append(ids[:MAX_TOKENS])
         return result
 
@@ -242,31 +235,16 @@ class StaticEmbedder:
             if len(pieces) > PIECE_CACHE:
                 pieces.clear()
             heads: dict[str, bytes | None] = {}
-            get, learn = pieces.get, self._learn
-            added, mark, normalized = self._added, self._added_mark, unicodedata.is_normalized
             for row, (head, tail) in enumerate(parts):
                 head_ids = heads.get(head, b"")
                 if head_ids == b"":
                     head_ids = heads[head] = self._head_ids(head)
                 # The tail as a text after the head's newline, if the key cut takes it as
-                # it is (``_plain``, inline: this runs once a chunk).
-                if (
-                    head_ids is None
-                    or not tail
-                    or tail[-1] == " "
-                    or "  " in tail
-                    or _SPACE in tail
-                    or "\0" in tail
-                    or (added and mark in tail and any(token in tail for token in added))
-                    or not (tail.isascii() or normalized("NFKC", tail))
-                ):
+                # it is.
+                if head_ids is None or not tail or tail[-1] == " " or not self._plain(tail):
                     joined.append(row)
                     continue
-                keys = ("\0\n" + tail.replace("\n", " \0\n")).split(" ")
-                found = list(map(get, keys))
-                if None in found:
-                    learn(keys, found)
-                tail_ids = b"".join(found)  # type: ignore[arg-type]
+                tail_ids = self._keys_ids(("\0\n" + tail.replace("\n", " \0\n")).split(" "))
                 if len(head_ids) + len(tail_ids) > 4 * MAX_TOKENS:
                     joined.append(row)
                 else:
@@ -306,27 +284,17 @@ class StaticEmbedder:
         return ids if 0 < len(ids) <= 4 * MAX_TOKENS else None
 
     def _keys_ids(self, keys: list[str]) -> bytes:
+        """The int32 ids of a text cut into these keys: each key's remembered ids, a new
+        piece tokenized and remembered (caller holds the lock)."""
         assert self._pieces is not None
-        found = list(map(self._pieces.get, keys))
-        if None in found:
-            self._learn(keys, found)
-        return b"".join(found)  # type: ignore[arg-type]
-
-    def _learn(self, keys: list[str], found: list[bytes | None]) -> None:
-        """Fill ``found``'s gaps (the keys' new pieces): each tokenized and remembered, as
-        ``_remember`` does, inline (caller holds the lock)."""
-        assert self._pieces is not None
-        pieces, tokenize = self._pieces, self._tokenizer.model.tokenize
-        get = pieces.get
+        get = self._pieces.get
+        found = list(map(get, keys))
         at = -1
         for _ in range(found.count(None)):  # new pieces, found from the C side
             at = found.index(None, at + 1)
-            key = keys[at]
-            got = get(key)  # the same new piece twice in one text
-            if got is None:
-                piece = key[1:] if key[:1] == "\0" else _SPACE + key
-                got = pieces[key] = array(_INT32, map(_ID, tokenize(piece))).tobytes()
-            found[at] = got
+            got = get(keys[at])  # the same new piece twice in one text
+            found[at] = got if got is not None else self._remember(keys[at])
+        return b"".join(found)  # type: ignore[arg-type]
 
     def _remember(self, key: str) -> bytes:
         """The int32 ids of a piece, tokenized now and remembered (caller holds the lock).

@@ -334,11 +334,8 @@ def merged(
     ).fetchall()
     rowids = np.array([r[0] for r in current], dtype=np.int64)
     since_snap = [rowid for rowid, written, _ in rows if written > snap.built]
-    at = np.searchsorted(snap.rowids, rowids)
-    at[at >= len(snap.rowids)] = 0
-    from_snap = (snap.rowids[at] == rowids) & np.isin(
-        rowids, np.asarray(since_snap, dtype=np.int64), invert=True
-    )
+    at, held = _find(snap.rowids, rowids)
+    from_snap = held & np.isin(rowids, np.asarray(since_snap, dtype=np.int64), invert=True)
     lengths = np.zeros(len(rowids), dtype=np.float64)
     lengths[from_snap] = snap.lengths[at[from_snap]]
     for place in np.flatnonzero(~from_snap).tolist():
@@ -608,9 +605,7 @@ def _places(decoded: Decoded, snap: Snapshot, impacts: Impacts) -> tuple[_I64, _
     known = decoded.places.get(key)
     if known is not None and known[0] is snap:
         return known[1], known[2], known[3]
-    at = np.searchsorted(snap.rowids, impacts.rowids)
-    at[at >= len(snap.rowids)] = 0
-    held = snap.rowids[at] == impacts.rowids
+    at, held = _find(snap.rowids, impacts.rowids)
     freqs = impacts.freqs[held]
     found = (at[held], freqs, freqs * (ranking.BM25_K1 + 1.0))
     with decoded.lock:
@@ -618,6 +613,14 @@ def _places(decoded: Decoded, snap: Snapshot, impacts: Impacts) -> tuple[_I64, _
             decoded.places.clear()
         decoded.places[key] = (snap, *found)
     return found
+
+
+def _find(ordered: _I64, wanted: _I64) -> tuple[_I64, npt.NDArray[np.bool_]]:
+    """Where each of ``wanted`` stands in ``ordered`` (ascending), and whether it is there
+    (where it is not, its place is 0: index with the mask)."""
+    at = np.searchsorted(ordered, wanted)
+    at[at >= len(ordered)] = 0
+    return at, ordered[at] == wanted
 
 
 def _multiplier(updated: _F64, inbound: _F64, now: float) -> _F64:
@@ -659,15 +662,13 @@ def scores(
             matched[at] = True
     if inside is not None:
         allow = np.zeros(len(snap.rowids), dtype=bool)
-        at = np.searchsorted(snap.rowids, inside)
-        at[at >= len(snap.rowids)] = 0
-        allow[at[snap.rowids[at] == inside]] = True
+        at, hit = _find(snap.rowids, inside)
+        allow[at[hit]] = True
         matched &= allow
     if written.rows:
         gone = np.fromiter(written.rows, dtype=np.int64, count=len(written.rows))
-        at = np.searchsorted(snap.rowids, gone)
-        at[at >= len(snap.rowids)] = 0
-        matched[at[snap.rowids[at] == gone]] = False
+        at, hit = _find(snap.rowids, gone)
+        matched[at[hit]] = False
     held = np.flatnonzero(matched)
     # ... then each phrase's share of their relevance, phrase after phrase (F (k1 + 1) is
     # kept per list, k1 (1 - b + b D / avgdl) per note). A list much longer than the
@@ -676,9 +677,7 @@ def scores(
     scratch = np.zeros(len(snap.rowids), dtype=np.float64)
     for (at, f, saturated), idf in places:
         if len(at) > 16 * len(held):
-            found = np.searchsorted(at, held)
-            found[found >= len(at)] = 0
-            hit = at[found] == held
+            found, hit = _find(at, held)
             into, found = held[hit], found[hit]
             scratch[into] += idf * (saturated[found] / (f[found] + length[into]))
         else:

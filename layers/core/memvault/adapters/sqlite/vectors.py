@@ -326,6 +326,23 @@ def _projected(
     )
 
 
+def _hit(
+    note_id: str,
+    path: str,
+    span: list[Any],
+    start: int,
+    text: str,
+    similarity: float,
+    updated_at: float,
+) -> VectorHit:
+    """A chunk's hit from its note row: the span (index, heading, offset, length, and its
+    own text when the note's stored text does not hold it) and the row's text from
+    ``start``."""
+    index, heading, offset, length, *own = span
+    chunk = own[0] if own else text[offset - start : offset - start + length]
+    return VectorHit(note_id, path, index, heading, offset, length, chunk, similarity, updated_at)
+
+
 # A chunk added to a matrix held in memory: id, path, tag keys, vector (float32 bytes),
 # the note's time, the chunk's index.
 _Added = tuple[int, str, list[str], bytes, float, int]
@@ -810,22 +827,10 @@ class SqliteVectorIndex:
                 continue
             row_id, note_id, _, _, stored, start, text = row
             span = next((s for s in self._spans(row_id, stored) if s[0] == hit.chunk_index), None)
-            if span is None:
-                continue
-            _, heading, offset, length, *own = span
-            out.append(
-                VectorHit(
-                    note_id,
-                    hit.path,
-                    hit.chunk_index,
-                    heading,
-                    offset,
-                    length,
-                    own[0] if own else text[offset - start : offset - start + length],
-                    hit.similarity,
-                    hit.updated_at,
+            if span is not None:
+                out.append(
+                    _hit(note_id, hit.path, span, start, text, hit.similarity, hit.updated_at)
                 )
-            )
         return out
 
     def _hits(
@@ -853,22 +858,9 @@ class SqliteVectorIndex:
                 continue
             note_id, path, updated_at, spans, start, text = found
             place = i & _PLACE
-            if place >= len(spans):
-                continue
-            index, heading, offset, length, *own = spans[place]
-            hits.append(
-                VectorHit(
-                    note_id,
-                    path,
-                    index,
-                    heading,
-                    offset,
-                    length,
-                    own[0] if own else text[offset - start : offset - start + length],
-                    max(-1.0, min(1.0, similarity[i])),
-                    updated_at,
-                )
-            )
+            if place < len(spans):
+                score = max(-1.0, min(1.0, similarity[i]))
+                hits.append(_hit(note_id, path, spans[place], start, text, score, updated_at))
         return hits
 
     def _spans(self, row_id: int, stored: str) -> list[list[Any]]:
