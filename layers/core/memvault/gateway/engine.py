@@ -633,8 +633,7 @@ class Gateway:
                     # provider broke off): what reached memvault is billed, the events
                     # already read and those still buffered.
                     if stream is not None:
-                        await _received()
-                        _drain(stream, parser, meter)
+                        _meter_rest(await stream.unread(), parser, meter)
                     self._metered(ex, meter)
                 if tools is not None:
                     # Tools run in a thread and cannot be stopped half-way: wait for them
@@ -706,20 +705,11 @@ class Gateway:
         )
 
 
-async def _received() -> None:
-    """Let the event loop read what the provider's socket already holds. A client that
-    hangs up can reach memvault before the bytes the provider sent just before it were
-    read off the socket; they have reached memvault all the same, and are billed. Three
-    turns of the loop: one to poll the socket, one to hand its bytes to the stream."""
-    for _ in range(3):
-        await asyncio.sleep(0)
-
-
-def _drain(stream: UpstreamStream, parser: SseParser, meter: StreamMeter) -> None:
-    """Meter what a stream left early still holds: its unread bytes and the parser's
+def _meter_rest(unread: bytes, parser: SseParser, meter: StreamMeter) -> None:
+    """Meter what a stream left early still held: its unread bytes and the parser's
     part of an event. Never raises (the stream is over either way)."""
     try:
-        for event in [*parser.feed(stream.buffered()), *parser.close()]:
+        for event in [*parser.feed(unread), *parser.close()]:
             meter.observe(event)
     except MalformedStream:
         pass

@@ -136,6 +136,12 @@ class ClientError:
     headers: dict[str, str]
 
 
+# A stream left early (the client hung up) is metered for what the provider had sent:
+# read until its socket is quiet this long, within the limit (UpstreamStream.unread).
+LEFT_EARLY_QUIET = 0.02
+LEFT_EARLY_LIMIT = 0.25
+
+
 class UpstreamStream:
     """An upstream SSE answer: its byte chunks, and the headers that pass to the client."""
 
@@ -146,13 +152,32 @@ class UpstreamStream:
     def __aiter__(self) -> AsyncIterator[bytes]:
         return _chunks(self._response)
 
-    def buffered(self) -> bytes:
-        """What the provider sent that was not read yet, without waiting: a stream left
-        early is billed for what reached memvault, read or not."""
+    async def unread(
+        self, quiet: float = LEFT_EARLY_QUIET, limit: float = LEFT_EARLY_LIMIT
+    ) -> bytes:
+        """What the provider sent that was not read yet: a stream left early is billed for
+        what reached memvault, read or not. The bytes already buffered, and those the
+        socket holds or receives until it is quiet for ``quiet`` seconds (at most
+        ``limit`` in all). A fixed number of event-loop turns was not enough under load:
+        a hang-up could be handled before the loop had polled the provider's socket, and
+        what the provider had sent (and bills) went unbilled. Never raises."""
+        content = self._response.content
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        parts: list[bytes] = []
         try:
-            return self._response.content.read_nowait()
-        except Exception:
-            return b""
+            parts.append(content.read_nowait())
+            while not content.at_eof():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                chunk = await asyncio.wait_for(content.readany(), min(quiet, remaining))
+                if not chunk:
+                    break
+                parts.append(chunk)
+        except Exception:  # a timeout (the socket is quiet), or the stream broke: done
+            pass
+        return b"".join(parts)
 
 
 class UpstreamClient:
