@@ -19,8 +19,9 @@ Sources (each wheel's own licence; read, never redistributed):
 The cache lives in ``$MEMVAULT_SCREEN_EXTERNAL`` (default ``~/.cache/memvault/screen-external``).
 
 ``bench/screen_heldout_external.py`` fetches three more wheels through :func:`wheel`
-(spikee, agentdojo, pyrit) to measure the screen on attacks it never read: never add
-those here or to the trainer.
+(spikee, agentdojo, pyrit) to measure the screen on attacks it never read, and
+``bench/screen_heldout_external2.py`` two more (aegisrt, agent-redteam): never add those
+here or to the trainer.
 """
 
 from __future__ import annotations
