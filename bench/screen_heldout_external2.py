@@ -119,13 +119,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import screen_heldout_external as set1  # noqa: E402
-from bench.screen_external import wheel  # noqa: E402
+from bench.screen_external import render, wheel  # noqa: E402
 from bench.screen_heldout_external import (  # noqa: E402
     _EXTRACTION,
     FILLER,
     HeldOutText,
     Seen,
-    _render,
     dedupe,
     generated_texts,
     report,
@@ -184,7 +183,7 @@ def seed_lists(source: bytes | str) -> dict[str, list[str]]:
             continue
         named = isinstance(target, ast.Name) and target.id.endswith("_SEEDS")
         if named and isinstance(target, ast.Name) and isinstance(value, ast.List | ast.Tuple):
-            texts = (_render(e, {}) for e in value.elts)
+            texts = (render(e, {}) for e in value.elts)
             out[target.id] = [t for t in texts if t is not None]
     return out
 
