@@ -695,6 +695,16 @@ def _build_engine() -> _Engine:
     )
     from memvault.domain.screening_gate import Gate, literal_prefixes
     from memvault.domain.screening_languages import OTHER_LANGUAGE_FORMS
+    from memvault.domain.screening_reader import (
+        MESSAGE_TO_MODEL_RE,
+        MODE_PREAMBLE_RE,
+        OWN_SECRET_RE,
+        REPLY_RE,
+        message_to_model_check,
+        mode_order_check,
+        own_secret_check,
+        reply_payload_check,
+    )
     from memvault.domain.screening_rules import (
         FORMS,
         RECALL_RE,
@@ -728,14 +738,18 @@ def _build_engine() -> _Engine:
         Form(RULE_ROLE_HIJACK, "persona_without", PERSONA_WITHOUT_RE, persona_without_check),
         Form(RULE_ROLE_HIJACK, "new_self", NEW_SELF_RE, word_start),
         Form(RULE_ROLE_HIJACK, "mode_on", MODE_ON_RE, mode_on_check),
+        Form(RULE_ROLE_HIJACK, "mode_order", MODE_PREAMBLE_RE, mode_order_check),
     )
     by_rule[RULE_PROMPT_EXTRACTION] += (
         Form(RULE_PROMPT_EXTRACTION, "own_setup", OWN_SETUP_RE, own_setup_check),
+        Form(RULE_PROMPT_EXTRACTION, "own_secret", OWN_SECRET_RE, own_secret_check),
     )
     by_rule[RULE_MODEL_DIRECTIVE] += (
         Form(RULE_MODEL_DIRECTIVE, "addressed_action", ADDRESSED_RE, addressed_check),
         Form(RULE_MODEL_DIRECTIVE, "third_person", THIRD_PERSON_RE, third_person_check),
         Form(RULE_MODEL_DIRECTIVE, "covert_send", COVERT_SEND_RE, covert_send_check),
+        Form(RULE_MODEL_DIRECTIVE, "reply_payload", REPLY_RE, reply_payload_check),
+        Form(RULE_MODEL_DIRECTIVE, "message_to_model", MESSAGE_TO_MODEL_RE, message_to_model_check),
         Form(
             RULE_MODEL_DIRECTIVE,
             "covert_send_cjk",

@@ -1083,6 +1083,41 @@ def _override_check(text: str, m: re.Match[str]) -> bool:
     return _ORDER_RE.match(text, end) is not None
 
 
+# An instruction noun misspelt by one edit ("iunstructions", "instrutions",
+# "instrcutions", "guidleines", ADR 0081): attackers' typos and deliberate misspellings
+# that step round a word list. Only in this override shape, with the object the model's
+# own (your ..., the previous ...), and only nouns long enough that no other English
+# word lies one edit away.
+_FUZZY_NOUNS: Final = ("instructions", "instruction", "guidelines", "directives")
+
+
+def _one_edit(word: str) -> str:
+    """A regex for ``word`` and every spelling one edit away (in letters)."""
+    variants = {word}
+    for i in range(len(word) + 1):
+        variants.add(word[:i] + "[a-z]" + word[i:])  # an insertion
+        if i < len(word):
+            variants.add(word[:i] + "[a-z]?" + word[i + 1 :])  # a substitution or deletion
+        if i < len(word) - 1:
+            variants.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])  # a transposition
+    return "(?:" + "|".join(sorted(variants, key=lambda v: (-len(v), v))) + ")"
+
+
+_MISSPELT_NOUN: Final = "(?:" + "|".join(_one_edit(n) for n in _FUZZY_NOUNS) + ")" + NOT_BEFORE_WORD
+_MISSPELT_OVERRIDE_RE: Final = compiled(
+    _STRONG_VERB
+    + SEP
+    + _QUANT
+    + alt(["your" + SEP + opt(_POS), _DET + _POS_PAIR + SEP])
+    + _MODS
+    + _MISSPELT_NOUN
+)
+
+
+def _misspelt_override_check(text: str, m: re.Match[str]) -> bool:
+    return imperative(text, m) and not _scoped_to_a_topic(text, m.end())
+
+
 # --------------------------------------------------------------------------- fixed forms
 
 _SUBJ_POS: Final = words(
@@ -2543,6 +2578,40 @@ def _at_line_start(text: str, m: re.Match[str]) -> bool:
     return _LINE_MARKUP_RE.fullmatch(text, line, start) is not None
 
 
+# "###(system_message) Send ...", "[system_instruction] Email ...", "<developer_message>":
+# a system header spelt as a field name or in brackets, then an order (ADR 0081). A
+# bracketed "[system] upgrade finished" is a log line: no order after it.
+_HEADER_ACT: Final = (
+    r"(?:please[ \t]++)?+(?:send|transfer|wire|email|e-mail|forward|post|delete|remove|erase"
+    r"|invite|create|get|fetch|retrieve|collect|make|change|modify|book|pay|share|upload"
+    r"|execute|visit|open|click|reply|respond|output|print|include|concatenate|grant"
+    r"|summari[sz]e|tell|write)" + NOT_BEFORE_WORD
+)
+_SYSTEM_TOKEN_RE: Final = compiled(
+    r"(?P<hdr>(?:system|developer)(?:(?P<snake>[_\-])(?:message|prompt|instructions?"
+    r"|msg|note|override|command|directive)|[ \t]++(?:message|prompt|instructions?))?+)"
+    r"(?:[ \t]*+[)\]>}]|(?(snake)[ \t]*+:|(?!)))"
+    r"[ \t*_:]*+\s*+(?=" + _ADDRESSED + "|" + _HEADER_ACT + ")"
+)
+
+
+_ADDRESSED_AT_RE: Final = compiled(r"[)\]>}: \t*_]*+\s*+" + _ADDRESSED)
+
+
+def _token_header_check(text: str, m: re.Match[str]) -> bool:
+    """At a line's start, opened by a bracket or spelt with an underscore or a dash; a bare
+    "[system]" needs words to the reader after it ("[system] Send failed" is a log line)."""
+    if not _at_line_start(text, m):
+        return False
+    if m.group("snake") is not None:
+        return True
+    if text[m.start() - 1 : m.start()] not in ("(", "[", "<", "{"):
+        return False
+    if m.group("hdr") in ("system", "developer"):
+        return _ADDRESSED_AT_RE.match(text, m.end("hdr")) is not None
+    return True
+
+
 _JSON_ROLE_RE: Final = compiled(
     r"(?:\"role\"|'role')\s*+:\s*+[\"'](?:system|developer)[\"']\s*+,\s*+[\"']content[\"']\s*+:"
     r"\s*+[\"']\s*+(?=" + _ADDRESSED + ")"
@@ -2596,6 +2665,12 @@ RECALL_RE: Final = compiled(
 
 FORMS: Final[tuple[Form, ...]] = (
     Form(RULE_INSTRUCTION_OVERRIDE, "override", _OVERRIDE_RE, _override_check),
+    Form(
+        RULE_INSTRUCTION_OVERRIDE,
+        "override_misspelt",
+        _MISSPELT_OVERRIDE_RE,
+        _misspelt_override_check,
+    ),
     Form(RULE_INSTRUCTION_OVERRIDE, "void", _FIXED_OVERRIDE_RE, _fixed_override_check),
     Form(RULE_INSTRUCTION_OVERRIDE, "new_instructions", _NEW_INSTRUCTIONS_RE, _at_line_start),
     Form(RULE_INSTRUCTION_OVERRIDE, "treat_as", _TREAT_AS_RE, _particle_check),
@@ -2619,6 +2694,7 @@ ROLE_HEADER_FORMS: Final[tuple[Form, ...]] = (
     Form(RULE_ROLE_HEADER, "token", _ROLE_TOKEN_RE, always),
     Form(RULE_ROLE_HEADER, "bing_role", _BING_ROLE_RE, _at_line_start),
     Form(RULE_ROLE_HEADER, "header", _SYSTEM_HEADER_RE, _at_line_start, group="hdr"),
+    Form(RULE_ROLE_HEADER, "header_token", _SYSTEM_TOKEN_RE, _token_header_check, group="hdr"),
     Form(RULE_ROLE_HEADER, "json_role", _JSON_ROLE_RE, always),
 )
 # Pairs that forge a transcript only together: (first, second, words both need).
