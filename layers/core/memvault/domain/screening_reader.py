@@ -10,7 +10,7 @@ Four families that other projects' attack suites use and the earlier rules misse
   fetches carries the data out, a script runs in the user's page. A note that holds an
   image or a link ("Team photos: ![beach](...)", "in your answers link the docs")
   orders no data into a URL and passes.
-* ``message_to_model`` (``model_directive``): a message, note or letter "to you, GPT-4"
+* ``model_message`` (``model_directive``): a message, note or letter "to you, GPT-4"
   (or ChatGPT, an AI language model, an LLM, Llama 3, Claude 3.5 ...), which makes the
   reader the addressee, as "to you, the AI language model" does. Names that are also
   people's, stars' or animals' (Claude, Gemini, Llama, Mistral, Grok) without a version
@@ -109,10 +109,10 @@ def reply_payload_check(text: str, m: re.Match[str]) -> bool:
     return _carries_data(text, low, high)
 
 
-# ---------------------------------------------------------------- message_to_model
+# ------------------------------------------------------------------- model_message
 
 _VERSION: Final = r"(?:[ \t\-]?+\d(?:[\w\-]|\.(?=\w))*+)"
-MESSAGE_TO_MODEL_RE: Final = compiled(
+MODEL_MESSAGE_RE: Final = compiled(
     r"\byou,[ \t]*+(?:(?:the|my|dear)[ \t]++)?+"
     r"(?:(?P<sure>chatgpt|gpt-?\d(?:[\w\-]|\.(?=\w))*+|copilot|(?:ai|a\.i\.)(?:[ \t]++language)?+"
     r"[ \t]++model|ai[ \t]++assistant|language[ \t]++model|large[ \t]++language[ \t]++model"
@@ -135,7 +135,7 @@ _TASK_HIJACK_RE: Final = compiled(
 _TASK_WINDOW: Final = 600
 
 
-def message_to_model_check(text: str, m: re.Match[str]) -> bool:
+def model_message_check(text: str, m: re.Match[str]) -> bool:
     """A message word before "to you, <model>"; a hijacked task after an ambiguous name."""
     if _TO_BEFORE_RE.search(text, max(0, m.start() - 8), m.start()) is None:
         return False
