@@ -1103,7 +1103,14 @@ def _one_edit(word: str) -> str:
     return "(?:" + "|".join(sorted(variants, key=lambda v: (-len(v), v))) + ")"
 
 
-_MISSPELT_NOUN: Final = "(?:" + "|".join(_one_edit(n) for n in _FUZZY_NOUNS) + ")" + NOT_BEFORE_WORD
+# A word of 9-13 letters first, so that the alternation is not tried after every
+# "ignore all previous" whose next word is short.
+_MISSPELT_NOUN: Final = (
+    r"(?=[a-z]{9,13}+(?![^\W_]))(?:"
+    + "|".join(_one_edit(n) for n in _FUZZY_NOUNS)
+    + ")"
+    + NOT_BEFORE_WORD
+)
 _MISSPELT_OVERRIDE_RE: Final = compiled(
     _STRONG_VERB
     + SEP
