@@ -19,6 +19,9 @@ screen's rules against their misses, and do not commit their text. A rule fixed 
 miss printed here makes this bench a development set, like the shared examples; record
 its first-contact figure (bench/README.md) before any such change.
 
+Since ADR 0081 (2026-12-02), spikee and agentdojo are tuned on: their misses were read and
+fixed as families, so only ``pyrit`` still measures unseen text here.
+
 Sources (each wheel's own licence; read, never redistributed; the counts follow the list):
 
 - ``spikee`` 0.9.2 (Reversec; Apache-2.0): the seed folders
