@@ -9,8 +9,9 @@ pyrit) stopped being unseen when the screen's rules were changed while looking a
 misses. This is a second, fresh set, built without screening any of its texts: while it
 was written only ``--list`` ran (counts and sample texts, no verdicts). The lead runs the
 measurement once, after the rule changes of that work land, and records its figure here
-and in bench/README.md as the first-contact figure: measured once at commit X by the lead
-(not yet measured when this file was committed). After that run, the same rule as set 1's
+and in bench/README.md as the first-contact figure: measured once at commit ``6d50fa6`` by
+the lead (2026-12-02, after ADR 0081's rules): attacks 152/458 refused (33.2%), benign
+1/303 (0.3%). After that run, the same rule as set 1's
 holds: do not train on these sources, do not fix the rules against their misses, never
 commit their text; a later figure on them is a regression figure, not a held-out one.
 
