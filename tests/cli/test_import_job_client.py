@@ -1,6 +1,8 @@
 """The CLI's job path against a server without the job API (an older memvault): it is
 spoken to the old way, on scripted answers (httpx's mock transport). The job path itself
-runs against a live server in tests/cli/test_cli.py."""
+runs against a live server in tests/cli/test_cli.py; how the job's polled phases become the
+progress bars' events is checked here on scripted polls, since a live job's timing decides
+which phases a poll happens to see."""
 
 from __future__ import annotations
 
@@ -58,3 +60,48 @@ def test_an_export_on_a_server_without_jobs_is_the_sync_export() -> None:
     count = export_via_job(_client(answer, seen), out, lambda _total: None, lambda _n: None)
     assert (count, out.getvalue()) == (3, b"zip bytes")
     assert seen == ["POST /v1/exports", "GET /v1/export"]
+
+
+def _phase_events(polls: list[dict[str, Any] | None]) -> list[tuple[str, int, int]]:
+    from memvault.cli.transfer_jobs import _Phases
+
+    events: list[dict[str, Any]] = []
+    phases = _Phases(events.append)
+    for progress in polls:
+        phases(progress)
+    return [(e["phase"], e["done"], e["total"]) for e in events]
+
+
+def test_a_phase_a_poll_saw_part_way_is_shown_finished_once_a_later_one_is_reported() -> None:
+    # A poll saw committing at 0/2, the next one (the job had ended) indexing at 2/2: the
+    # committing bar must not be left at 0/2 after a successful import.
+    events = _phase_events(
+        [
+            {"phase": "parsing", "done": 2, "total": 2},
+            {"phase": "committing", "done": 0, "total": 2},
+            {"phase": "indexing", "done": 2, "total": 2},
+        ]
+    )
+    assert events == [
+        ("parsing", 2, 2),
+        ("committing", 0, 2),
+        ("committing", 2, 2),
+        ("indexing", 2, 2),
+    ]
+
+
+def test_phases_a_poll_never_saw_are_shown_finished_and_a_repeat_is_not_sent_again() -> None:
+    events = _phase_events(
+        [
+            None,
+            {"phase": "parsing", "done": 1, "total": 3},
+            {"phase": "parsing", "done": 1, "total": 3},
+            {"phase": "indexing", "done": 3, "total": 3},
+        ]
+    )
+    assert events == [
+        ("parsing", 1, 3),
+        ("parsing", 3, 3),
+        ("committing", 3, 3),
+        ("indexing", 3, 3),
+    ]

@@ -61,7 +61,9 @@ def _job_error(job: dict[str, Any]) -> MemvaultError:
 
 class _Phases:
     """Hands the job's figures on as the streamed import's events: each phase once it is
-    reached, the earlier ones shown finished if a poll came too late to see them."""
+    reached, and every earlier one shown finished once a later one is: the one a poll
+    last saw part-way (``committing 0/2`` then ``indexing 2/2``: a phase ends before the
+    next starts), and those a poll came too late to see at all."""
 
     def __init__(self, event: Callable[[dict[str, Any]], None]) -> None:
         self.event = event
@@ -73,6 +75,8 @@ class _Phases:
             return
         done, total = int(progress["done"]), int(progress["total"])  # type: ignore[index]
         seen = PHASES.index(self.last[0]) if self.last else -1
+        if self.last is not None and seen < PHASES.index(phase) and self.last[1] < self.last[2]:
+            self.event({"phase": self.last[0], "done": self.last[2], "total": self.last[2]})
         for earlier in PHASES[seen + 1 : PHASES.index(phase)]:
             self.event({"phase": earlier, "done": total, "total": total})
         if self.last != (phase, done, total):
