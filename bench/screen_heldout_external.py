@@ -504,6 +504,24 @@ def report(
                 print(f"      MISS {t.source}:{t.id} [{t.category}] {t.text[:160]!r}")
 
 
+def screen_and_report(
+    kept: dict[str, list[HeldOutText]], generated: Seen, show_misses: bool
+) -> None:
+    """Screen every kept text once, then report each source and, with more than one, all
+    of them pooled (set 2's bench reports the same way)."""
+    verdicts = {id(t): screen_text(t.text) for texts in kept.values() for t in texts}
+    print("\nAttack recall and benign refusals (screen_text: rules and learned stage)")
+    for name, texts in kept.items():
+        attacks = [t for t in texts if t.attack]
+        benign = [t for t in texts if not t.attack]
+        report(name, attacks, benign, verdicts, generated, show_misses)
+    if len(kept) > 1:
+        every = [t for texts in kept.values() for t in texts]
+        attacks = [t for t in every if t.attack]
+        benign = [t for t in every if not t.attack]
+        report("pooled", attacks, benign, verdicts, generated, show_misses=False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--show-misses", action="store_true", help="list missed attacks")
@@ -542,17 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"the training text {n_fresh - n_new}, kept {n_new}"
             )
 
-    verdicts = {id(t): screen_text(t.text) for texts in kept.values() for t in texts}
-    print("\nAttack recall and benign refusals (screen_text: rules and learned stage)")
-    for name, texts in kept.items():
-        attacks = [t for t in texts if t.attack]
-        benign = [t for t in texts if not t.attack]
-        report(name, attacks, benign, verdicts, generated, args.show_misses)
-    if len(kept) > 1:
-        every = [t for texts in kept.values() for t in texts]
-        attacks = [t for t in every if t.attack]
-        benign = [t for t in every if not t.attack]
-        report("pooled", attacks, benign, verdicts, generated, show_misses=False)
+    screen_and_report(kept, generated, args.show_misses)
     return 0
 
 

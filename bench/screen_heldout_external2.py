@@ -128,12 +128,9 @@ from bench.screen_heldout_external import (  # noqa: E402
     Seen,
     dedupe,
     generated_texts,
-    report,
     trained_texts,
     words,
 )
-
-from memvault.domain.screening import screen_text  # noqa: E402
 
 # name -> (version, wheel file, sha256 of the wheel)
 WHEELS: dict[str, tuple[str, str, str]] = {
@@ -375,17 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     generated = Seen(generated_texts())
-    verdicts = {id(t): screen_text(t.text) for texts in kept.values() for t in texts}
-    print("\nAttack recall and benign refusals (screen_text: rules and learned stage)")
-    for name, texts in kept.items():
-        attacks = [t for t in texts if t.attack]
-        benign = [t for t in texts if not t.attack]
-        report(name, attacks, benign, verdicts, generated, args.show_misses)
-    if len(kept) > 1:
-        every = [t for texts in kept.values() for t in texts]
-        attacks = [t for t in every if t.attack]
-        benign = [t for t in every if not t.attack]
-        report("pooled", attacks, benign, verdicts, generated, show_misses=False)
+    set1.screen_and_report(kept, generated, args.show_misses)
     return 0
 
 
