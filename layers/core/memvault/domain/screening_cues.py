@@ -66,6 +66,7 @@ from memvault.domain.screening_grammar import (
     inside_word,
     opens_clause,
     opt,
+    paragraph_span,
     words,
 )
 
@@ -3241,18 +3242,6 @@ class Cues:
         return self.score >= (THRESHOLD - 1 if strong_hold else THRESHOLD)
 
 
-def _window(text: str, start: int, end: int) -> tuple[int, int]:
-    lo = max(0, start - _BACK)
-    hi = min(len(text), end + _AHEAD)
-    before = text.rfind("\n\n", lo, start)
-    if before != -1:
-        lo = before + 2
-    after = text.find("\n\n", end, hi)
-    if after != -1:
-        hi = after
-    return lo, hi
-
-
 _WEAK_CANCELS: Final = frozenset(
     {
         "reset",
@@ -3543,7 +3532,7 @@ def _found(rx: re.Pattern[str], text: str) -> _Found:
 
 def cues_at(text: str, start: int, end: int) -> Cues:
     """Score the window around the target noun at ``[start, end)`` of folded text."""
-    lo, hi = _window(text, start, end)
+    lo, hi = paragraph_span(text, start, end, _BACK, _AHEAD)
     # the cheap test first, on the whole text: a cancel cue in the target's sentence or
     # the next one, or a privative word right before it; most target nouns have neither
     sentences = _found(_SENTENCE_END_RE, text)

@@ -25,7 +25,7 @@ import re
 from typing import Final
 
 from memvault.domain.screening_built import compiled
-from memvault.domain.screening_grammar import cjk, opens_clause, words
+from memvault.domain.screening_grammar import cjk, opens_clause, paragraph_span, words
 
 # Secrecy towards the user (or towards "them", "him", "her": in a note, the user).
 _SECRECY: Final = words(
@@ -359,11 +359,9 @@ _REACH: Final = 220
 def covert_send_check(text: str, m: re.Match[str]) -> bool:
     """An outside address near the trigger in the same paragraph; for the user's data,
     a verb of sending too."""
-    lo, hi = max(0, m.start() - _REACH), min(len(text), m.end() + _REACH)
-    before = text.rfind("\n\n", lo, m.start())
-    after = text.find("\n\n", m.end(), hi)
-    lo = lo if before == -1 else before
-    hi = hi if after == -1 else after
+    # (A match of ADDRESS_RE never starts on a newline, so the paragraph's own blank
+    # line may be left out.)
+    lo, hi = paragraph_span(text, m.start(), m.end(), _REACH, _REACH)
     if ADDRESS_RE.search(text, lo, hi) is None:
         return False
     if m.group("secrecy") is not None:

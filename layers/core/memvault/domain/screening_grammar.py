@@ -337,3 +337,17 @@ def opens_clause(text: str, start: int) -> bool:
 
 def inside_word(text: str, start: int) -> bool:
     return start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_")
+
+
+def paragraph_span(text: str, start: int, end: int, before: int, after: int) -> tuple[int, int]:
+    """``text[start:end]`` widened by ``before`` and ``after`` characters, never past a
+    blank line: the paragraph around a match, as far as a rule reads."""
+    low = max(0, start - before)
+    high = min(len(text), end + after)
+    cut = text.rfind("\n\n", low, start)
+    if cut != -1:
+        low = cut + 2
+    cut = text.find("\n\n", end, high)
+    if cut != -1:
+        high = cut
+    return low, high

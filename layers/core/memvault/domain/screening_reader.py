@@ -35,7 +35,7 @@ import re
 from typing import Final
 
 from memvault.domain.screening_built import compiled
-from memvault.domain.screening_grammar import opens_clause
+from memvault.domain.screening_grammar import opens_clause, paragraph_span
 
 # ------------------------------------------------------------------- reply_payload
 
@@ -74,18 +74,6 @@ _ACTIVE_HTML_RE: Final = compiled(
 _FLOOD_RE: Final = compiled(r"\brepeat\b[^.\n]{0,80}?\b\d{2,}+[ \t]*+(?:times|x)\b")
 
 
-def _paragraph(text: str, start: int, end: int, before: int, after: int) -> tuple[int, int]:
-    low = max(0, start - before)
-    high = min(len(text), end + after)
-    cut = text.rfind("\n\n", low, start)
-    if cut != -1:
-        low = cut + 2
-    cut = text.find("\n\n", end, high)
-    if cut != -1:
-        high = cut
-    return low, high
-
-
 def _carries_data(text: str, low: int, high: int) -> bool:
     for m in _MD_URL_RE.finditer(text, low, high):
         url = m.group("url")
@@ -100,10 +88,10 @@ def _carries_data(text: str, low: int, high: int) -> bool:
 
 def reply_payload_check(text: str, m: re.Match[str]) -> bool:
     """A verb of putting next to "your reply", and a payload in the same paragraph."""
-    low, high = _paragraph(text, m.start(), m.end(), _PUT_BEFORE, _PUT_AFTER)
+    low, high = paragraph_span(text, m.start(), m.end(), _PUT_BEFORE, _PUT_AFTER)
     if _PUT_RE.search(text, low, high) is None:
         return False
-    low, high = _paragraph(text, m.start(), m.end(), _PAYLOAD_WINDOW, _PAYLOAD_WINDOW)
+    low, high = paragraph_span(text, m.start(), m.end(), _PAYLOAD_WINDOW, _PAYLOAD_WINDOW)
     if _FLOOD_RE.search(text, low, high) is not None:
         return True
     return _carries_data(text, low, high)
