@@ -709,11 +709,14 @@ def _build_engine() -> _Engine:
         MODE_PREAMBLE_RE,
         MODEL_MESSAGE_RE,
         OWN_SECRET_RE,
+        REPLY_CJK_RE,
+        REPLY_OTHER_RE,
         REPLY_RE,
         mode_order_check,
         model_message_check,
         own_secret_check,
         reply_payload_check,
+        reply_payload_other_check,
     )
     from memvault.domain.screening_rules import (
         FORMS,
@@ -759,6 +762,16 @@ def _build_engine() -> _Engine:
         Form(RULE_MODEL_DIRECTIVE, "third_person", THIRD_PERSON_RE, third_person_check),
         Form(RULE_MODEL_DIRECTIVE, "covert_send", COVERT_SEND_RE, covert_send_check),
         Form(RULE_MODEL_DIRECTIVE, "reply_payload", REPLY_RE, reply_payload_check),
+        Form(
+            RULE_MODEL_DIRECTIVE, "reply_payload_other", REPLY_OTHER_RE, reply_payload_other_check
+        ),
+        Form(
+            RULE_MODEL_DIRECTIVE,
+            "reply_payload_cjk",
+            REPLY_CJK_RE,
+            reply_payload_other_check,
+            script="cjk_hangul",
+        ),
         Form(RULE_MODEL_DIRECTIVE, "model_message", MODEL_MESSAGE_RE, model_message_check),
         Form(
             RULE_MODEL_DIRECTIVE,

@@ -39,6 +39,7 @@ from memvault.domain.screening_grammar import (
     opt,
     words,
 )
+from memvault.domain.screening_languages_more import MORE_LANGUAGE_FORMS
 from memvault.domain.screening_rules import (
     Form,
     always,
@@ -1670,4 +1671,5 @@ OTHER_LANGUAGE_FORMS: Final[tuple[Form, ...]] = (
     Form(RULE_PROMPT_EXTRACTION, "extract_cjk", _EXTRACT_CJK_RE, always, script="cjk_hangul"),
     Form(RULE_MODEL_DIRECTIVE, "addressed_other", _DIRECTIVE_RE, word_start),
     Form(RULE_MODEL_DIRECTIVE, "addressed_cjk", _DIRECTIVE_CJK_RE, always, script="cjk"),
+    *MORE_LANGUAGE_FORMS,
 )

@@ -9,7 +9,9 @@ Four families that other projects' attack suites use and the earlier rules misse
   word repeated a hundred times. The reply is the channel: an image URL the client
   fetches carries the data out, a script runs in the user's page. A note that holds an
   image or a link ("Team photos: ![beach](...)", "in your answers link the docs")
-  orders no data into a URL and passes.
+  orders no data into a URL and passes. ``reply_payload_other`` is the same order in
+  other languages ("faka empendulweni yakho", "përfshi në përgjigjen tënde"; ADR 0083),
+  without the verb of putting.
 * ``model_message`` (``model_directive``): a message, note or letter "to you, GPT-4"
   (or ChatGPT, an AI language model, an LLM, Llama 3, Claude 3.5 ...), which makes the
   reader the addressee, as "to you, the AI language model" does. Names that are also
@@ -35,7 +37,14 @@ import re
 from typing import Final
 
 from memvault.domain.screening_built import compiled
-from memvault.domain.screening_grammar import opens_clause, paragraph_span
+from memvault.domain.screening_grammar import (
+    NOT_AFTER_WORD,
+    NOT_BEFORE_WORD,
+    compile_rx,
+    opens_clause,
+    paragraph_span,
+    words,
+)
 
 # ------------------------------------------------------------------- reply_payload
 
@@ -94,6 +103,86 @@ def reply_payload_check(text: str, m: re.Match[str]) -> bool:
     low, high = paragraph_span(text, m.start(), m.end(), _PAYLOAD_WINDOW, _PAYLOAD_WINDOW)
     if _FLOOD_RE.search(text, low, high) is not None:
         return True
+    return _carries_data(text, low, high)
+
+
+# "Your reply" in other languages (ADR 0083). The payload test is the same and needs no
+# language: a placeholder in an image URL's query or a piece of active HTML. The verb of
+# putting is not required here (it would need a lexicon per language); the payload next
+# to the reader's reply is what makes the order.
+REPLY_OTHER_RE: Final = compile_rx(
+    NOT_AFTER_WORD
+    + words(
+        "tu respuesta",
+        "su respuesta",
+        "vuestra respuesta",
+        "ta réponse",
+        "votre réponse",
+        "deine antwort",
+        "deiner antwort",
+        "ihre antwort",
+        "ihrer antwort",
+        "sua resposta",
+        "tua resposta",
+        "tua risposta",
+        "sua risposta",
+        "je antwoord",
+        "jouw antwoord",
+        "uw antwoord",
+        "jou antwoord",
+        "svar ditt",
+        "ditt svar",
+        "dit svar",
+        "twojej odpowiedzi",
+        "twoja odpowiedź",
+        "swojej odpowiedzi",
+        "tvé odpovědi",
+        "tvoji odpověď",
+        "răspunsul tău",
+        "yanıtına",
+        "yanıtında",
+        "cevabına",
+        "cevabında",
+        "jawabanmu",
+        "jawaban anda",
+        "câu trả lời của bạn",
+        "empendulweni yakho",
+        "impendulo yakho",
+        "jibu lako",
+        "përgjigjen tënde",
+        "përgjigjen tuaj",
+        "përgjigjes tënde",
+        "i do fhreagra",
+        "do fhreagra",
+        "bhur bhfreagra",
+        "fhreagairt agad",
+        "do fhreagairt",
+        "eich ateb",
+        "dy ateb",
+        "válaszodba",
+        "válaszodban",
+        "vastaukseesi",
+        "vastauksessasi",
+        "твой ответ",
+        "твоём ответе",
+        "вашем ответе",
+        "ваш ответ",
+        "свой ответ",
+        "своём ответе",
+        "твоїй відповіді",
+        "вашій відповіді",
+    )
+    + NOT_BEFORE_WORD
+)
+REPLY_CJK_RE: Final = compile_rx(
+    r"你的回答|你的回复|您的回答|您的回复|你的回應|你的回覆|あなたの回答|あなたの返答|回答の最後"
+    r"|답변에|응답에"
+)
+
+
+def reply_payload_other_check(text: str, m: re.Match[str]) -> bool:
+    """A data-carrying image or active HTML in the paragraph of "your reply"."""
+    low, high = paragraph_span(text, m.start(), m.end(), _PAYLOAD_WINDOW, _PAYLOAD_WINDOW)
     return _carries_data(text, low, high)
 
 
