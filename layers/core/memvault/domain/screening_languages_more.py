@@ -600,6 +600,16 @@ _CYRILLIC_MORE_RE: Final = compile_rx(
 )
 
 # =========================================================================== Tagalog
+_TL_NOUN: Final = words(
+    "tagubilin",
+    "instruksyon",
+    "instruksiyon",
+    "utos",
+    "panuto",
+    "patakaran",
+    "direktiba",
+    "alituntunin",
+)
 _TL_RE: Final = compile_rx(
     words(
         "huwag pansinin",
@@ -619,27 +629,9 @@ _TL_RE: Final = compile_rx(
     + words("naunang", "nakaraang", "dating", "unang")
     + SEP
     + _opt_words("mga")
-    + words(
-        "tagubilin",
-        "instruksyon",
-        "instruksiyon",
-        "utos",
-        "panuto",
-        "patakaran",
-        "direktiba",
-        "alituntunin",
-    )
+    + _TL_NOUN
     + r"|"
-    + words(
-        "tagubilin",
-        "instruksyon",
-        "instruksiyon",
-        "utos",
-        "panuto",
-        "patakaran",
-        "direktiba",
-        "alituntunin",
-    )
+    + _TL_NOUN
     + SEP
     + words("na ibinigay sa iyo", "sa itaas", "na nauna", "kanina", "noon", "na natanggap mo")
     + r")"
