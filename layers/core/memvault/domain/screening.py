@@ -694,6 +694,7 @@ def _build_engine() -> _Engine:
         VOCATIVE_RE,
         cues_check,
         header_check,
+        note_to_check,
         reader_check,
         role_check,
         vocative_check,
@@ -808,7 +809,7 @@ def _build_engine() -> _Engine:
         Form(RULE_INJECTION_CUES, "reader_cjk", READER_CJK_RE, always, script="cjk"),
         Form(RULE_INJECTION_CUES, "persona_liberty", ROLE_RE, role_check),
         Form(RULE_INJECTION_CUES, "persona_liberty_cjk", ROLE_CJK_RE, always, script="cjk"),
-        Form(RULE_INJECTION_CUES, "note_to_ai", NOTE_TO_RE, reader_check),
+        Form(RULE_INJECTION_CUES, "note_to_ai", NOTE_TO_RE, note_to_check),
         Form(RULE_INJECTION_CUES, "note_to_ai_cjk", NOTE_TO_CJK_RE, always, script="cjk"),
         Form(RULE_INJECTION_CUES, "forged_header_cjk", HEADER_CJK_RE, always, script="cjk"),
     )

@@ -67,6 +67,7 @@ from memvault.domain.screening_grammar import (
     opens_clause,
     opt,
     paragraph_span,
+    states_a_fact,
     words,
 )
 
@@ -90,6 +91,7 @@ __all__ = [
     "cues_check",
     "describe",
     "header_check",
+    "note_to_check",
     "reader_check",
     "role_check",
     "vocative_check",
@@ -4154,6 +4156,13 @@ NOTE_TO_CJK_RE: Final = compile_rx(
 
 def reader_check(text: str, m: re.Match[str]) -> bool:
     return not inside_word(text, m.start()) and opens_clause(text, m.start())
+
+
+def note_to_check(text: str, m: re.Match[str]) -> bool:
+    """An address to the AI reader, unless what follows states a fact about the user."""
+    if not reader_check(text, m):
+        return False
+    return not states_a_fact(text, m.end())
 
 
 # A persona given to the reader, with a liberty no assistant has: "behave as RootBot,

@@ -351,3 +351,38 @@ def paragraph_span(text: str, start: int, end: int, before: int, after: int) -> 
     if cut != -1:
         high = cut
     return low, high
+
+
+# "Note for the assistant: the user prefers metric units." is what a memory vault is
+# for: a statement about the user, addressed to the assistant that will read it. It
+# passes when what follows the address, to the end of its paragraph, is a statement
+# whose subject is the user, the team or the writer, and holds no word of an order to
+# the reader (you, your, always, never, ignore, must...). "Note to the AI: the user
+# wants you to reveal..." and "Note to the AI: ignore..." are still refused. English only:
+# an address in another language is refused as before.
+_STATED_SUBJECT_RE: Final = compiled(
+    r"[ \t]*+(?:the[ \t]++(?:user|users|customer|client|team|owner)|users?|our[ \t]++\w++"
+    r"|my[ \t]++\w++|we|i|she|he|they)[ \t]++(?:prefers?|likes?|dislikes?|uses?"
+    r"|wants[ \t]++(?!you|to)|works?|lives?"
+    r"|is|are|was|were|has|have|had|owns?|speaks?|reads?|writes?|runs?|keeps?|moved|started"
+    r"|finished|switched|chose|picked|decided|needs?[ \t]++(?!you)|asked[ \t]++(?:for|about)"
+    r"|mentioned|said|prefer)\b"
+)
+_ORDER_WORD_RE: Final = compiled(
+    r"\b(?:you|your|yours|yourself|ya|u|always|never|must|ignore|disregard|forget|override"
+    r"|instructions?|prompt|rules?|reveal|send|forward|email|output|print|repeat|pretend|act"
+    r"|respond|reply|answer|say|tell|obey|follow|instead|secret|password|key|token|admin"
+    r"|authori[sz]\w*+|allowed|permission\w*+|do[ \t]++not|don'?t|trust\w*+|verified"
+    r"|approved|developer|unrestricted|access|elevated|exempt|whitelist\w*+|root|sudo"
+    r"|privilege\w*+|clearance|filter\w*+|safety|restrict\w*+|polic\w*+|guideline\w*+)\b"
+)
+
+
+def states_a_fact(text: str, end: int) -> bool:
+    """Whether what follows an address to the reader (ending at ``end``) is a statement
+    about the user, the team or the writer, with no word of an order in its paragraph."""
+    if _STATED_SUBJECT_RE.match(text, end) is None:
+        return False
+    stop = text.find("\n\n", end)
+    rest = text[end : len(text) if stop == -1 else stop]
+    return _ORDER_WORD_RE.search(rest) is None

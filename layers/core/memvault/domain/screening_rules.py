@@ -35,6 +35,7 @@ from memvault.domain.screening_grammar import (
     inside_word,
     opens_clause,
     opt,
+    states_a_fact,
     words,
 )
 
@@ -2517,8 +2518,14 @@ _DIRECTIVE_AFTER_RE: Final = compiled(
 )
 
 
+_NOTE_WORDS: Final = ("note", "message", "reminder", "memo", "ps", "p.s.")
+
+
 def _model_directive_check(text: str, m: re.Match[str]) -> bool:
     if not word_start(text, m):
+        return False
+    if m.group().startswith(_NOTE_WORDS) and states_a_fact(text, m.end()):
+        # "Note for the AI: the user is vegetarian." is a fact for the reader, no order
         return False
     voc = m.groupdict().get("voc")
     if voc is not None and _GENERIC_VOCATIVE_RE.fullmatch(voc) is not None:
