@@ -384,5 +384,4 @@ def states_a_fact(text: str, end: int) -> bool:
     if _STATED_SUBJECT_RE.match(text, end) is None:
         return False
     stop = text.find("\n\n", end)
-    rest = text[end : len(text) if stop == -1 else stop]
-    return _ORDER_WORD_RE.search(rest) is None
+    return _ORDER_WORD_RE.search(text, end, len(text) if stop == -1 else stop) is None

@@ -20,15 +20,12 @@ from memvault.domain.screening_grammar import (
     RULE_INSTRUCTION_OVERRIDE,
     SEP,
     compile_rx,
+    opt,
     words,
 )
 from memvault.domain.screening_rules import Form, always, imperative, word_start
 
 __all__ = ["MORE_LANGUAGE_FORMS"]
-
-
-def _opt_words(*alternatives: str) -> str:
-    return "(?:" + words(*alternatives) + SEP + ")?+"
 
 
 def _override(verbs: str, before_noun: str, nouns: str, after_noun: str) -> str:
@@ -75,9 +72,9 @@ _SW_RE: Final = compile_rx(
             "tupilia mbali",
             "dharau",
         ),
-        _opt_words("yote", "zote", "kila"),
+        opt(words("yote", "zote", "kila")),
         words("maagizo", "maelekezo", "amri", "sheria", "kanuni", "miongozo", "maelezo"),
-        SEP + _opt_words("yote", "zote", "ya mfumo", "za mfumo") + _SW_POS,
+        SEP + opt(words("yote", "zote", "ya mfumo", "za mfumo")) + _SW_POS,
     )
     + r"|"
     + words("puuza", "sahau", "puuzeni", "sahauni")
@@ -146,18 +143,18 @@ _NGUNI_RE: Final = compile_rx(
             "ityeshele",
             "tyeshela",
         ),
-        _opt_words("yonke", "zonke", "konke"),
+        opt(words("yonke", "zonke", "konke")),
         words(
             "imiyalelo", "imiyalo", "iziyalezo", "imiyalezo", "imithetho", "imigaqo", "izikhokelo"
         ),
-        SEP + _opt_words("yonke", "zonke") + _NGUNI_POS,
+        SEP + opt(words("yonke", "zonke")) + _NGUNI_POS,
     )
     + r"|"
     + words("khohlwa", "ziba", "libala", "khohlwani", "libalani")
     + SEP
     + words("konke", "yonke into")
     + SEP
-    + _opt_words("okushiwo", "okwashiwo", "okutshelwe", "othe watshelwa", "oxelelwe")
+    + opt(words("okushiwo", "okwashiwo", "okutshelwe", "othe watshelwa", "oxelelwe"))
     + words("ngaphambilini", "ngaphambili", "ngenhla", "ngentla")
     + NOT_BEFORE_WORD
 )
@@ -166,7 +163,7 @@ _NGUNI_RE: Final = compile_rx(
 _AF_RE: Final = compile_rx(
     _override(
         words("ignoreer", "vergeet", "verontagsaam", "negeer", "verwerp"),
-        _opt_words("al jou", "al die", "alle", "die", "jou", "enige")
+        opt(words("al jou", "al die", "alle", "die", "jou", "enige"))
         + words(
             "vorige",
             "voorafgaande",
@@ -211,7 +208,7 @@ _SQ_RE: Final = compile_rx(
             "anashkaloni",
             "hidh poshtë",
         ),
-        _opt_words("të gjitha", "gjithë", "çdo"),
+        opt(words("të gjitha", "gjithë", "çdo")),
         words(
             "udhëzimet",
             "udhëzimeve",
@@ -226,7 +223,7 @@ _SQ_RE: Final = compile_rx(
             "porositë",
         ),
         SEP
-        + _opt_words("e tua", "tuaja", "e sistemit")
+        + opt(words("e tua", "tuaja", "e sistemit"))
         + words(
             "e mëparshme",
             "të mëparshme",
@@ -246,7 +243,7 @@ _SQ_RE: Final = compile_rx(
     + SEP
     + words("gjithçka", "çdo gjë")
     + SEP
-    + _opt_words("që u tha", "që të është thënë", "që të thashë")
+    + opt(words("që u tha", "që të është thënë", "që të thashë"))
     + words("më parë", "mësipër", "deri tani")
     + NOT_BEFORE_WORD
 )
@@ -296,10 +293,10 @@ _GOIDELIC_RE: Final = compile_rx(
             "na leanaibh",
             "cuir an dàrna taobh",
         ),
-        _opt_words("gach", "na huile", "a h-uile", "na", "an", "do", "ur"),
+        opt(words("gach", "na huile", "a h-uile", "na", "an", "do", "ur")),
         _GOIDELIC_NOUN,
         SEP
-        + _opt_words("go léir", "uile", "an t-siostaim", "an córais")
+        + opt(words("go léir", "uile", "an t-siostaim", "an córais"))
         + words(
             "roimhe seo",
             "roimhe",
@@ -337,7 +334,7 @@ _CY_RE: Final = compile_rx(
             "peidiwch â dilyn",
             "paid â dilyn",
         ),
-        _opt_words("yr holl", "pob", "yr", "y", "eich", "dy", "unrhyw"),
+        opt(words("yr holl", "pob", "yr", "y", "eich", "dy", "unrhyw")),
         words(
             "cyfarwyddiadau",
             "gyfarwyddiadau",
@@ -382,8 +379,8 @@ _CA_RE: Final = compile_rx(
             "descarta",
             "descarteu",
         ),
-        _opt_words("totes", "tots")
-        + _opt_words("les", "els", "qualsevol", "les teves", "les vostres"),
+        opt(words("totes", "tots"))
+        + opt(words("les", "els", "qualsevol", "les teves", "les vostres")),
         words(
             "instruccions", "regles", "ordres", "directrius", "indicacions", "normes", "consignes"
         ),
@@ -417,8 +414,8 @@ _HU_VERB: Final = words(
     "dobd el",
 )
 _HU_OBJECT: Final = (
-    _opt_words("az", "a")
-    + _opt_words("összes", "minden", "valamennyi", "eddigi összes")
+    opt(words("az", "a"))
+    + opt(words("összes", "minden", "valamennyi", "eddigi összes"))
     + words(
         "korábbi",
         "előző",
@@ -453,7 +450,7 @@ _FI_ET_RE: Final = compile_rx(
         "älkää noudattako",
     )
     + SEP
-    + _opt_words("kaikki", "kaikkia", "kaikki sinulle")
+    + opt(words("kaikki", "kaikkia", "kaikki sinulle"))
     + r"(?:aiemm|aikaisemm|edelli|yllä\s++olev|yllä\s++annet|alkuperäi|annet|saama)\w*+"
     + SEP
     + r"(?:järjestelmä)?+(?:ohje|sään|sääntö|komen|käsky|määräy|kehot)\w*+"
@@ -470,7 +467,7 @@ _FI_ET_RE: Final = compile_rx(
         "ärge järgige",
     )
     + SEP
-    + _opt_words("kõiki", "kõik")
+    + opt(words("kõiki", "kõik"))
     + words(
         "eelnevaid",
         "eelnevad",
@@ -493,7 +490,7 @@ _BALTIC_SLAVIC_RE: Final = compile_rx(
     # Lithuanian
     words("ignoruok", "ignoruokite", "pamiršk", "pamirškite", "nepaisyk", "nepaisykite", "nevykdyk")
     + SEP
-    + _opt_words("visas", "visų", "visus")
+    + opt(words("visas", "visų", "visus"))
     + words(
         "ankstesnes", "ankstesnių", "ankstesnius", "aukščiau pateiktas", "pradines", "ankstesnius"
     )
@@ -505,7 +502,7 @@ _BALTIC_SLAVIC_RE: Final = compile_rx(
     + r"|"
     + words("ignorē", "ignorējiet", "aizmirsti", "aizmirstiet", "neievēro", "neievērojiet")
     + SEP
-    + _opt_words("visas", "visus")
+    + opt(words("visas", "visus"))
     + words("iepriekšējās", "iepriekšējos", "augstāk minētās", "sākotnējās", "iepriekš dotās")
     + SEP
     + words("instrukcijas", "norādījumus", "noteikumus", "komandas")
@@ -526,7 +523,7 @@ _BALTIC_SLAVIC_RE: Final = compile_rx(
         "pozabite",
     )
     + SEP
-    + _opt_words("sve", "vse", "vsa", "sva")
+    + opt(words("sve", "vse", "vsa", "sva"))
     + words(
         "prethodne",
         "prethodna",
@@ -574,7 +571,7 @@ _CYRILLIC_MORE_RE: Final = compile_rx(
         "заборавите",
     )
     + SEP
-    + _opt_words("всички", "све", "сите")
+    + opt(words("всички", "све", "сите"))
     + words(
         "предишни",
         "предишните",
@@ -623,12 +620,12 @@ _TL_RE: Final = compile_rx(
         "isantabi",
     )
     + SEP
-    + _opt_words("ang lahat ng", "lahat ng", "ang", "sa")
-    + _opt_words("mga")
+    + opt(words("ang lahat ng", "lahat ng", "ang", "sa"))
+    + opt(words("mga"))
     + r"(?:"
     + words("naunang", "nakaraang", "dating", "unang")
     + SEP
-    + _opt_words("mga")
+    + opt(words("mga"))
     + _TL_NOUN
     + r"|"
     + _TL_NOUN
