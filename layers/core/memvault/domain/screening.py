@@ -169,6 +169,17 @@ edit away, and the ``role_header`` form ``header_token``, ``###(system_message)`
     you, GPT-4" (Claude, Gemini, Llama without a version only with the user's task
     hijacked).
 
+``tool_misuse`` (:mod:`memvault.domain.screening_tools`, ADR 0084)
+    An order to use a tool or act against the user: an imperative act (run, call,
+    delete, pay, send, upload, install, change a password or a permission, disable a
+    safeguard; in en, es, fr, de, pt, it, ru, uk, zh, ja) with two points of signals in
+    its paragraph: the reader addressed (an AI word, "[assistant: ...", "whoever reads
+    this"), hiding it from the user, the reader's reply as a deadline ("before
+    answering,", "then answer normally"), a forged notice, and what the act is aimed at
+    (the user's secrets or a sweep of everything, an outside address, money, a weakened
+    setting, a destructive or piped command), one point or two each. "Run `make test`",
+    "send the report to Anna", "forward the invoice to accounts@acme.com" pass.
+
 ``injection_cues`` (the second stage, :mod:`memvault.domain.screening_cues`, ADR 0046)
     Paraphrases the families above do not spell out, refused by weak cues scored
     together around an instruction noun: something that cancels it, the reader holding
@@ -236,6 +247,7 @@ from memvault.domain.screening_grammar import (
     RULE_RECALL_BLOCK_ESCAPE,
     RULE_ROLE_HEADER,
     RULE_ROLE_HIJACK,
+    RULE_TOOL_MISUSE,
 )
 from memvault.domain.screening_normalise import (
     despaced_view,
@@ -258,6 +270,7 @@ __all__ = [
     "RULE_RECALL_BLOCK_ESCAPE",
     "RULE_ROLE_HEADER",
     "RULE_ROLE_HIJACK",
+    "RULE_TOOL_MISUSE",
     "ScreeningVerdict",
     "screen_path",
     "screen_text",
@@ -271,6 +284,7 @@ RULE_IDS: Final = (
     RULE_ROLE_HIJACK,
     RULE_PROMPT_EXTRACTION,
     RULE_MODEL_DIRECTIVE,
+    RULE_TOOL_MISUSE,
     RULE_INJECTION_CUES,
     RULE_INJECTION_MODEL,
 )
@@ -316,6 +330,10 @@ _REASONS: Final = {
     RULE_MODEL_DIRECTIVE: (
         "the {field} gives orders to an AI that reads it ('{excerpt}') [rule {rule}];"
         " rephrase it: notes hold facts, not orders to a model"
+    ),
+    RULE_TOOL_MISUSE: (
+        "the {field} orders its reader to act against the user ('{excerpt}') [rule {rule}];"
+        " rephrase it as a plain note, or quote the order in `code`"
     ),
     RULE_INJECTION_CUES: (
         "the {field} combines injection cues ({cues}) [rule {rule}];"
@@ -738,6 +756,13 @@ def _build_engine() -> _Engine:
         own_setup_check,
         persona_without_check,
     )
+    from memvault.domain.screening_tools import (
+        ACT_CJK_RE,
+        ACT_CYRILLIC_RE,
+        ACT_RE,
+        tool_act_check,
+        tool_act_other_check,
+    )
 
     by_rule = {
         rule: tuple(f for f in (*FORMS, *OTHER_LANGUAGE_FORMS) if f.rule == rule)
@@ -797,6 +822,17 @@ def _build_engine() -> _Engine:
             always,
             script="arabic_hebrew",
         ),
+    )
+    by_rule[RULE_TOOL_MISUSE] = (
+        Form(RULE_TOOL_MISUSE, "tool_act", ACT_RE, tool_act_check),
+        Form(
+            RULE_TOOL_MISUSE,
+            "tool_act_ru",
+            ACT_CYRILLIC_RE,
+            tool_act_other_check,
+            script="cyrillic",
+        ),
+        Form(RULE_TOOL_MISUSE, "tool_act_cjk", ACT_CJK_RE, tool_act_other_check, script="cjk"),
     )
     by_rule[RULE_INJECTION_CUES] = (
         Form(RULE_INJECTION_CUES, "cues", TARGET_RE, cues_check),

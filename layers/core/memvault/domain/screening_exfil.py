@@ -28,7 +28,7 @@ from memvault.domain.screening_built import compiled
 from memvault.domain.screening_grammar import cjk, opens_clause, paragraph_span, words
 
 # Secrecy towards the user (or towards "them", "him", "her": in a note, the user).
-_SECRECY: Final = words(
+SECRECY: Final = words(
     "without telling the user",
     "without telling them",
     "without telling him",
@@ -186,7 +186,7 @@ _SECRECY: Final = words(
     "मत बताओ",
     "बताए बिना",
 )
-_SECRECY_CJK: Final = cjk(
+SECRECY_CJK: Final = cjk(
     "不要告诉",
     "别告诉",
     "不要让用户知道",
@@ -250,11 +250,11 @@ _USER_DATA_CJK: Final = cjk("用户的", "用戶的", "ユーサーの", "사용
 
 # The group ``secrecy`` says which trigger matched.
 COVERT_SEND_RE: Final = compiled(
-    "(?<![^\\W_])(?:(?P<secrecy>" + _SECRECY + ")|" + _USER_DATA + ")(?![^\\W_])"
+    "(?<![^\\W_])(?:(?P<secrecy>" + SECRECY + ")|" + _USER_DATA + ")(?![^\\W_])"
 )
 # Chinese, Japanese and Korean: no spaces to start a word at, so a form of its own
 # (tried only on text in those scripts).
-COVERT_SEND_CJK_RE: Final = compiled("(?P<secrecy>" + _SECRECY_CJK + ")|" + _USER_DATA_CJK)
+COVERT_SEND_CJK_RE: Final = compiled("(?P<secrecy>" + SECRECY_CJK + ")|" + _USER_DATA_CJK)
 
 # An outside address: an e-mail address, a URL, a www. host, or a bare domain with a path
 # or query (the named specimens of screening.py use it too: a quotation holding one can be

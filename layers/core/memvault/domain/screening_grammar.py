@@ -21,6 +21,8 @@ RULE_INSTRUCTION_OVERRIDE: Final = "instruction_override"
 RULE_ROLE_HIJACK: Final = "role_hijack"
 RULE_PROMPT_EXTRACTION: Final = "prompt_extraction"
 RULE_MODEL_DIRECTIVE: Final = "model_directive"
+# an order to use a tool or act against the user (memvault.domain.screening_tools)
+RULE_TOOL_MISUSE: Final = "tool_misuse"
 # the second stage (memvault.domain.screening_cues): a scored combination of weak cues
 RULE_INJECTION_CUES: Final = "injection_cues"
 RULE_INJECTION_MODEL: Final = "injection_model"
