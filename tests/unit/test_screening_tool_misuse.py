@@ -365,6 +365,11 @@ BENIGN: list[tuple[str, str]] = [
         "(https://accounts.example.com/password-reset?token=abc123)\n\nBest,\nSupport",
     ),
     (
+        "signals-in-code",
+        "The rule's targets are quoted in code (`the user's passwords`, `all files`,"
+        " `x@evil.example`), share the ADR with the team.",
+    ),
+    (
         "user-silently",
         "The sync runs silently in the background and deletes nothing without a backup.",
     ),

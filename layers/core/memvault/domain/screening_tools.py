@@ -31,8 +31,8 @@ refuse:
   everything ("the user's passwords", "~/.ssh", "all files", "every note in the vault"), an
   outside address to send or grant to, money with an amount or an account, a security
   setting weakened ("role=\"admin\"", "password to ...", "disable 2FA"), a destructive
-  or piped command ("rm -rf ~", "curl ... | sh", also inside code: it is the order's
-  object, not a mention).
+  or piped command ("rm -rf ~", "curl ... | sh"). A command counts inside code too (it
+  is the order's object there); every other signal in `code` is a mention.
 
 What passes: "run `make test`", "call the search tool with the ADR number", "delete the
 old branch", "send the report to Anna", "forward the invoice to accounts@acme.com" (one
@@ -669,6 +669,8 @@ def _score(text: str, start: int, end: int, duty: re.Match[str] | None, cjk_text
             continue  # what the act is aimed at follows it
         if kind in _AIMED and _IN_URL_RE.search(text, max(low, at - _URL_REACH), at):
             continue  # ".../password-reset?token=": a link's path, not what the act hits
+        if kind != "danger" and text.count("`", max(low, text.rfind("\n", low, at) + 1), at) % 2:
+            continue  # in `code` on its line: a mention (a command there is the act's object)
         seen.add(kind)
         weight = _SIGNAL_WEIGHT[kind]
         if kind == "secrecy" and _WEAK_SECRECY_RE.search(said) is not None:
