@@ -20,7 +20,9 @@ miss printed here makes this bench a development set, like the shared examples; 
 its first-contact figure (bench/README.md) before any such change.
 
 Since ADR 0081 (2026-12-02), spikee and agentdojo are tuned on: their misses were read and
-fixed as families, so only ``pyrit`` still measures unseen text here.
+fixed as families, and since ADR 0085 (2026-12-03) the learned stage trains on them too
+(``bench/train_screen_model.py``), so only ``pyrit`` still measures unseen text here:
+never add it to the trainer.
 
 Sources (each wheel's own licence; read, never redistributed; the counts follow the list):
 

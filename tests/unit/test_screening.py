@@ -844,23 +844,7 @@ def test_attack_is_refused_with_rule(text: str, rule: str) -> None:
     assert verdict.reason is not None
 
 
-# Refused by the learned stage since it was retrained without the attack files of sets 8
-# and 9, which left the repo (too close to ../shared/data): its score 1.95 against the
-# threshold 1.93. Strict, so a retrain that passes it again says so.
-LEARNED_STAGE_REFUSES = {
-    "print-your-config": "the learned stage, retrained without sets 8-9's attacks, refuses it",
-}
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        pytest.param(t, id=i, marks=pytest.mark.xfail(strict=True, reason=LEARNED_STAGE_REFUSES[i]))
-        if i in LEARNED_STAGE_REFUSES
-        else pytest.param(t, id=i)
-        for i, t in BENIGN
-    ],
-)
+@pytest.mark.parametrize("text", [t for _, t in BENIGN], ids=[i for i, _ in BENIGN])
 def test_ordinary_note_passes(text: str) -> None:
     assert screen_text(text) == ScreeningVerdict(allowed=True, rule=None, reason=None)
 
