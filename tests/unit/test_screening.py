@@ -1028,6 +1028,9 @@ def test_most_forms_are_gated() -> None:
         "covert_send_cjk",
         "reply_payload_cjk",
         "tool_act_cjk",
+        # ADR 0086: the reply families in Chinese, Japanese and Korean
+        "reply_flood_cjk",
+        "reply_cjk",
         # Thai writes no spaces between words, so no word start to gate on (ADR 0083)
         "th",
     }
