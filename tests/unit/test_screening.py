@@ -1031,6 +1031,9 @@ def test_most_forms_are_gated() -> None:
         # ADR 0086: the reply families in Chinese, Japanese and Korean
         "reply_flood_cjk",
         "reply_cjk",
+        # ADR 0086, amendment: the reply families in Thai (no word start either)
+        "reply_flood_th",
+        "reply_extract_th",
         # Thai writes no spaces between words, so no word start to gate on (ADR 0083)
         "th",
     }

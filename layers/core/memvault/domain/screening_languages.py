@@ -41,6 +41,7 @@ from memvault.domain.screening_grammar import (
 )
 from memvault.domain.screening_languages_more import MORE_LANGUAGE_FORMS
 from memvault.domain.screening_reply_languages import REPLY_LANGUAGE_FORMS
+from memvault.domain.screening_reply_languages_more import REPLY_LANGUAGE_MORE_FORMS
 from memvault.domain.screening_rules import (
     Form,
     always,
@@ -1674,4 +1675,5 @@ OTHER_LANGUAGE_FORMS: Final[tuple[Form, ...]] = (
     Form(RULE_MODEL_DIRECTIVE, "addressed_cjk", _DIRECTIVE_CJK_RE, always, script="cjk"),
     *MORE_LANGUAGE_FORMS,
     *REPLY_LANGUAGE_FORMS,
+    *REPLY_LANGUAGE_MORE_FORMS,
 )
