@@ -750,9 +750,11 @@ def _build_engine() -> _Engine:
     from memvault.domain.screening_setups import (
         MODE_ON_RE,
         NEW_SELF_RE,
+        OWN_CONFIG_RE,
         OWN_SETUP_RE,
         PERSONA_WITHOUT_RE,
         mode_on_check,
+        own_config_check,
         own_setup_check,
         persona_without_check,
     )
@@ -781,6 +783,7 @@ def _build_engine() -> _Engine:
     )
     by_rule[RULE_PROMPT_EXTRACTION] += (
         Form(RULE_PROMPT_EXTRACTION, "own_setup", OWN_SETUP_RE, own_setup_check),
+        Form(RULE_PROMPT_EXTRACTION, "own_config", OWN_CONFIG_RE, own_config_check),
         Form(RULE_PROMPT_EXTRACTION, "own_secret", OWN_SECRET_RE, own_secret_check),
     )
     by_rule[RULE_MODEL_DIRECTIVE] += (

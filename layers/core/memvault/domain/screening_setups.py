@@ -219,3 +219,77 @@ def own_setup_check(text: str, m: re.Match[str]) -> bool:
     if not imperative(text, m) or quoted_example(text, m.start()):
         return False
     return m.group("strong") is not None or bool(m.group("adj").strip())
+
+
+# ----------------------------------------------------------------- own_config
+
+# "Share your configuration for a security check" (ADR 0086, amendment): the reader's own
+# configuration, settings or setup asked out with a reason that sounds like a process (a
+# check, an audit, a verification). The object is "your" and the bare noun, with at most
+# adjectives of the reader's own setup: "your kubectl config", "your config file" and
+# "your firewall configuration" are a person's files. A recipient other than the writer
+# ("with Dana", "with IT") is a note to a colleague.
+_CONFIG_VERB: Final = (
+    r"(?:share|print|show|output|reveal|display|dump|disclose|provide|list|expose|export"
+    r"|paste|send(?:[ \t]++(?:me|us))?+|give(?:[ \t]++(?:me|us))?+|tell(?:[ \t]++(?:me|us))?+"
+    r"|write out|spell out|submit|upload)"
+)
+_CONFIG_ADJECTIVE: Final = (
+    r"(?:full|entire|complete|whole|exact|current|internal|system|security|own|active"
+    r"|runtime|core|hidden|private|underlying|operating|model|safety)"
+)
+_CONFIG_NOUN: Final = (
+    r"(?:configurations?|config|settings|setup|set-up|parameters|setup details"
+    r"|configuration details|configuration parameters|system details|environment)"
+)
+_PRETEXT: Final = (
+    r"(?:for|as part of|to complete|to pass|during|ahead of|before)[ \t]++"
+    r"(?:(?:a|an|the|our|this|your|my)[ \t]++)?+(?:(?:quick|mandatory|routine|required"
+    r"|annual|scheduled|formal|final|full|brief|standard|internal|external)[ \t]++)?+"
+    r"(?:(?:security|safety|compliance|integrity|identity|system|config|configuration)"
+    r"[ \t]++)?+(?:checks?|audits?|verification|review|validation|inspection|assessment"
+    r"|scan|diagnostics|purposes)"
+    r"|so (?:that )?+(?:we|i|the team|security|it) can (?:verify|audit|check|validate"
+    r"|confirm|review)"
+    r"|to (?:verify|validate|confirm|audit) (?:your )?+(?:identity|integrity|security"
+    r"|compliance|it|them|that)"
+)
+OWN_CONFIG_RE: Final = compiled(
+    r"\b(?P<verb>" + _CONFIG_VERB + r")[ \t]++(?:(?:all|each|every)[ \t]++(?:of[ \t]++)?+)?+"
+    r"your[ \t]++(?:" + _CONFIG_ADJECTIVE + r"[ \t]++){0,3}" + _CONFIG_NOUN + r"\b"
+    r"(?![ \t]*+(?:files?|screenshots?|pages?|tabs?|menus?|panels?|apps?|screens?)\b)"
+)
+_PRETEXT_RE: Final = compiled(r"\b(?:" + _PRETEXT + r")\b")
+# A recipient other than the writer: "with Dana", "with the auditor", "to support".
+_RECIPIENT_RE: Final = compiled(
+    r"\b(?:with|to)[ \t]++(?!(?:me|us)\b)(?![ \t]*+(?:complete|pass"
+    r"|verify|validate|confirm|audit)\b)[a-z]"
+)
+# "You can share your settings for verification from the app": a possibility, not an order.
+_ABLE_RE: Final = compiled(
+    r"\b(?:you|users?|people|one|they|we)[ \t]++(?:can|may|could|might)"
+    r"(?:[ \t]++(?:also|always|now))?+[ \t]++$"
+)
+_CONFIG_BEFORE: Final = 90
+_CONFIG_AFTER: Final = 90
+
+
+def own_config_check(text: str, m: re.Match[str]) -> bool:
+    """The reader's own configuration ordered out, with a pretext in its sentence and
+    nobody else to receive it."""
+    if not imperative(text, m) or quoted_example(text, m.start()):
+        return False
+    if _ABLE_RE.search(text, max(0, m.start() - 30), m.start()) is not None:
+        return False
+    low = max(0, m.start() - _CONFIG_BEFORE)
+    for stop in (". ", "! ", "? ", "\n"):
+        cut = text.rfind(stop, low, m.start())
+        if cut != -1:
+            low = max(low, cut + len(stop))
+    high = min(len(text), m.end() + _CONFIG_AFTER)
+    cuts = [c for c in (text.find(s, m.end(), high) for s in (". ", "! ", "? ", "\n")) if c != -1]
+    if cuts:
+        high = min(cuts)
+    if _PRETEXT_RE.search(text, low, high) is None:
+        return False
+    return _RECIPIENT_RE.search(text, m.end(), high) is None
