@@ -58,7 +58,7 @@ from memvault.domain.screening_normalise import fold_pattern
 from memvault.domain.screening_reader import REPLY_OTHER_RE
 from memvault.domain.screening_rules import Form
 
-__all__ = ["REPLY_LANGUAGE_FORMS"]
+__all__ = ["REPLY_LANGUAGE_FORMS", "ordered"]
 
 # A word that may stand right before an order in a clause of its own: "that", "to",
 # "and" in the languages whose imperative looks like a description ("te pido que
@@ -118,7 +118,7 @@ _LEAD_RE: Final = compile_rx(
 )
 
 
-def _ordered(text: str, start: int) -> bool:
+def ordered(text: str, start: int) -> bool:
     """The word at ``start`` is used as an order: it opens a clause or follows one of
     the leads above."""
     if inside_word(text, start):
@@ -289,7 +289,7 @@ _FLOOD_RE: Final = compile_rx(
 
 def reply_flood_other_check(text: str, m: re.Match[str]) -> bool:
     """An order to repeat something N times, with the reader's reply in the paragraph."""
-    if not _ordered(text, m.start()):
+    if not ordered(text, m.start()):
         return False
     low, high = paragraph_span(text, m.start(), m.end(), _REPLY_WINDOW, _REPLY_WINDOW)
     for reply in _YOUR_REPLY_RE.finditer(text, low, high):
@@ -741,7 +741,7 @@ _TAIL_RE: Final = compile_rx(
 
 def own_id_other_check(text: str, m: re.Match[str]) -> bool:
     """The reader's own id (or a secret of its) ordered out, bare or in a disguise."""
-    if not _ordered(text, m.start()):
+    if not ordered(text, m.start()):
         return False
     _low, high = _sentence(text, m.start(), m.end(), 0, 60)
     tail = text[m.end() : high]
@@ -1227,7 +1227,7 @@ def sysmsg_other_check(text: str, m: re.Match[str]) -> bool:
     low, high = _sentence(text, m.start(), m.end(), _SYS_VERB_BEFORE, 120)
     for verb in _SYS_VERB_RE.finditer(text, low, m.start()):
         # "your system message" is the reader's own: any verb of the list asks it out
-        if m.group("np") is not None or _ordered(text, verb.start()):
+        if m.group("np") is not None or ordered(text, verb.start()):
             return True
     if m.group("np") is not None:
         return text[high - 1 : high] == "?"

@@ -38,6 +38,7 @@ from memvault.domain.screening_grammar import (
     paragraph_span,
     words,
 )
+from memvault.domain.screening_reply_languages import ordered
 from memvault.domain.screening_rules import Check, Form
 
 __all__ = ["REPLY_LANGUAGE_MORE_FORMS"]
@@ -613,4 +614,115 @@ def _forms() -> tuple[Form, ...]:
     return tuple(forms)
 
 
-REPLY_LANGUAGE_MORE_FORMS: Final[tuple[Form, ...]] = _forms()
+# ----------------------------------------------------------------- own_config_other
+
+# The English ``own_config`` in the languages ADR 0086 reads: a verb of sharing or
+# showing that opens a clause, the reader's configuration or settings with "your" beside
+# it, a word of purpose ("para", "für", "kwa", "le haghaidh", "airson") before a word of
+# security, checking or verifying, and no recipient after the noun but the writer ("con
+# Ana", "mit dem Team", "dengan Budi" pass; "conmigo", "mit mir" do not).
+_CFG_VERB: Final = words(
+    *("comparte", "compartid", "muestra", "muéstrame", "imprime", "revela", "envía"),
+    *("envíame", "dame", "proporciona", "partage", "partagez", "affiche", "affichez"),
+    *("montre", "montrez", "révèle", "envoie", "envoie-moi", "donne-moi", "fournis"),
+    *("teile", "zeige", "zeig", "gib", "drucke", "verrate", "sende", "schick", "nenne"),
+    *("compartilhe", "partilha", "partilhe", "mostre", "imprima", "revele", "envie"),
+    *("forneça", "condividi", "mostra", "mostrami", "stampa", "rivela", "invia"),
+    *("inviami", "fornisci", "dammi", "deel", "toon", "laat zien", "geef", "stuur"),
+    *("ndaj", "trego", "shfaq", "printo", "zbulo", "dërgo", "jep", "shiriki", "onyesha"),
+    *("chapisha", "toa", "tuma", "nipe", "roinn", "taispeáin", "priontáil", "tabhair"),
+    *("seol", "nocht", "seall", "clò-bhuail", "thoir", "bagikan", "tampilkan", "cetak"),
+    *("berikan", "kirim", "tunjukkan", "ungkapkan", "rhannwch", "rhanna", "dangoswch"),
+    *("dangos", "rhowch", "anfonwch", "yabelana", "bonisa", "khombisa", "khipha"),
+    *("nikeza", "thumela"),
+)
+_CFG_NOUN_RE: Final = compile_rx(
+    NOT_AFTER_WORD
+    + r"(?:"
+    + words(
+        *("configuración", "configuraciones", "ajustes", "configuration", "paramètres"),
+        *("réglages", "konfiguration", "einstellungen", "configuração", "configurações"),
+        *("definições", "configurazione", "impostazioni", "configuratie", "instellingen"),
+        *("konfigurimin", "konfigurimi", "cilësimet", "cilësimin", "parametrat"),
+        *("mipangilio", "usanidi", "cumraíocht", "chumraíocht", "socruithe", "shocruithe"),
+        *("rèiteachadh", "roghainnean", "suidheachadh", "konfigurasi", "konfigurasimu"),
+        *("pengaturan", "pengaturanmu", "setelan", "gosodiadau", "ffurfweddiad"),
+        *("izilungiselelo", "ngezilungiselelo", "ukulungiselelwa"),
+    )
+    + r"|(?:nge|ngama|i|ama)?+sethingi"
+    + r")"
+    + NOT_BEFORE_WORD
+)
+_CFG_YOUR_RE: Final = compile_rx(
+    NOT_AFTER_WORD
+    + words(
+        *("tu", "tus", "ta", "ton", "tes", "votre", "vos", "deine", "deinen", "ihre"),
+        *("sua", "suas", "seu", "seus", "tua", "tuo", "tue", "je", "jouw", "uw", "e tua"),
+        *("e tuaj", "tënd", "tënde", "tuaj", "yako", "zako", "wako", "lako", "do", "agad"),
+        *("bhur", "kamu", "anda", "konfigurasimu", "pengaturanmu", "eich", "dy", "zakho"),
+        *("yakho", "kwakho", "wakho"),
+    )
+    + NOT_BEFORE_WORD
+)
+_CFG_PURPOSE_RE: Final = compile_rx(
+    NOT_AFTER_WORD
+    + words(
+        *("para", "pour", "für", "zur", "zum", "per", "voor", "për", "kwa", "le haghaidh"),
+        *("airson", "untuk", "ar gyfer", "ukuze", "como parte de", "dans le cadre de"),
+    )
+    + NOT_BEFORE_WORD
+    + r"[^.!?\n]{0,40}?"
+    + NOT_AFTER_WORD
+    + r"(?:"
+    + words(
+        *("seguridad", "verificación", "auditoría", "comprobación", "sécurité"),
+        *("vérification", "audit", "contrôle", "sicherheitsprüfung", "überprüfung"),
+        *("sicherheitsüberprüfung", "prüfung", "verifizierung", "sicherheitscheck"),
+        *("segurança", "verificação", "auditoria", "sicurezza", "verifica", "controllo"),
+        *("veiligheidscontrole", "beveiligingscontrole", "controle", "verificatie"),
+        *("sigurie", "sigurisë", "verifikim", "verifikimi", "kontroll", "kontrollin"),
+        *("auditim", "usalama", "ukaguzi", "uthibitisho", "uthibitishaji", "slándála"),
+        *("fíorú", "fhíorú", "fíoraithe", "seiceáil", "iniúchadh", "iniúchta"),
+        *("tèarainteachd", "dearbhadh", "sgrùdadh", "keamanan", "pemeriksaan"),
+        *("verifikasi", "diogelwch", "gwiriad", "dilysu", "archwiliad", "ukuphepha"),
+        *("zokuphepha", "kokuphepha", "ukuhlolwa", "ukuhlola", "kuhlolwe", "ukuqinisekisa"),
+    )
+    + r")"
+    + NOT_BEFORE_WORD
+)
+# Someone else to receive it: "con Ana", "mit dem Team", "me kolegun", "do Mhàiri".
+_CFG_RECIPIENT_RE: Final = compile_rx(
+    NOT_AFTER_WORD
+    + r"(?:con|avec|mit|com|met|me|na|le|gu|dengan|gyda|do|with|à|a)"
+    + r"[ \t]++(?!"
+    + words(
+        *("mí", "me", "moi", "mir", "uns", "nous", "mij", "ons", "mua", "ne", "haghaidh"),
+        *("saya", "aku", "kami", "fi", "mi", "ni", "us", "fin", "mise"),
+    )
+    + NOT_BEFORE_WORD
+    + r")"
+)
+_CFG_RE: Final = compile_rx(NOT_AFTER_WORD + _CFG_VERB + NOT_BEFORE_WORD)
+_CFG_NOUN_AFTER: Final = 60
+
+
+def own_config_other_check(text: str, m: re.Match[str]) -> bool:
+    """The reader's own configuration ordered out under a pretext of checking."""
+    # the verb opens a clause, or follows "that", "and" or "instead" (ADR 0086's leads)
+    if not ordered(text, m.start()):
+        return False
+    low, high = _sentence(text, m.start(), m.end())
+    noun = _CFG_NOUN_RE.search(text, m.end(), min(high, m.end() + _CFG_NOUN_AFTER))
+    if noun is None:
+        return False
+    if _CFG_YOUR_RE.search(text, m.end(), min(high, noun.end() + _YOUR_AFTER)) is None:
+        return False
+    if _CFG_PURPOSE_RE.search(text, low, high) is None:
+        return False
+    return _CFG_RECIPIENT_RE.search(text, noun.end(), high) is None
+
+
+REPLY_LANGUAGE_MORE_FORMS: Final[tuple[Form, ...]] = (
+    *_forms(),
+    Form(RULE_PROMPT_EXTRACTION, "own_config_other", _CFG_RE, own_config_other_check),
+)
