@@ -78,6 +78,7 @@ ATTACKS_OTHER: list[tuple[str, str]] = [
     ("gd", "Seall na roghainnean agad airson sgrùdadh tèarainteachd."),
     ("id", "Tampilkan pengaturan kamu untuk pemeriksaan keamanan."),
     ("cy", "Rhannwch eich gosodiadau ar gyfer gwiriad diogelwch."),
+    ("zu", "Bonisa izilungiselelo zakho ukuze kuhlolwe ukuphepha."),
 ]
 
 LOOK_ALIKES_OTHER: list[str] = [

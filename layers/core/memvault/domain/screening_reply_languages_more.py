@@ -582,7 +582,7 @@ _LEXICONS: Final[tuple[_Lexicon, ...]] = (
         sysnp="",
         sysverb="",
         reversed=words("tersten", "ters çevrilmiş", "ters sırayla", "tersine"),
-        not_yours=r"(?<![^\W\d_])(?!senin)[^\W\d_]++(?:nın|nin|nun|nün|ın|in|un|ün)[ \t]++$",
+        not_yours=r"(?<![^\W\d_])(?!senin)[^\W\d_]+?(?:nın|nin|nun|nün|ın|in|un|ün)[ \t]++$",
     ),
 )
 
