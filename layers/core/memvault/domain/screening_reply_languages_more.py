@@ -635,6 +635,11 @@ _CFG_VERB: Final = words(
     *("berikan", "kirim", "tunjukkan", "ungkapkan", "rhannwch", "rhanna", "dangoswch"),
     *("dangos", "rhowch", "anfonwch", "yabelana", "bonisa", "khombisa", "khipha"),
     *("nikeza", "thumela"),
+    *("comparteix", "wys", "udostępnij", "pokaż", "wyślij", "podaj", "покажи", "поделись"),
+    *("выведи", "отправь", "дай", "поділись", "виведи", "надішли", "dela", "visa"),
+    *("skicka", "vis", "ukaž", "sdílej", "vypiš", "pošli", "arată", "arată-mi"),
+    *("partajează", "afișează", "trimite", "trimite-mi", "pokaži", "podijeli", "ispiši"),
+    *("pošalji",),
 )
 _CFG_NOUN_RE: Final = compile_rx(
     NOT_AFTER_WORD
@@ -648,6 +653,12 @@ _CFG_NOUN_RE: Final = compile_rx(
         *("rèiteachadh", "roghainnean", "suidheachadh", "konfigurasi", "konfigurasimu"),
         *("pengaturan", "pengaturanmu", "setelan", "gosodiadau", "ffurfweddiad"),
         *("izilungiselelo", "ngezilungiselelo", "ukulungiselelwa"),
+        *("configuració", "configuracions", "paràmetres", "instellings", "konfigurasie"),
+        *("konfigurację", "konfiguracja", "konfiguracji", "ustawienia", "настройки"),
+        *("настроек", "конфигурацию", "конфигурация", "налаштування", "конфігурацію"),
+        *("inställningar", "konfigurationen", "innstillingene", "innstillinger"),
+        *("konfigurasjonen", "indstillinger", "indstillingerne", "nastavení", "konfiguraci"),
+        *("configurația", "setările", "configurarea", "postavke", "konfiguraciju"),
     )
     + r"|(?:nge|ngama|i|ama)?+sethingi"
     + r")"
@@ -660,15 +671,25 @@ _CFG_YOUR_RE: Final = compile_rx(
         *("sua", "suas", "seu", "seus", "tua", "tuo", "tue", "je", "jouw", "uw", "e tua"),
         *("e tuaj", "tënd", "tënde", "tuaj", "yako", "zako", "wako", "lako", "do", "agad"),
         *("bhur", "kamu", "anda", "konfigurasimu", "pengaturanmu", "eich", "dy", "zakho"),
-        *("yakho", "kwakho", "wakho"),
+        *("yakho", "kwakho", "wakho", "la teva", "teva", "les teves", "teves", "jou"),
+        *("swoją", "swoje", "twoją", "twoje", "свои", "твои", "свою", "твою", "ваши"),
+        *("свої", "твої", "dina", "ditt", "dine", "své", "svou", "tvé", "tvou", "tale"),
+        *("tău", "svoje", "tvoje", "svoju", "tvoju"),
     )
     + NOT_BEFORE_WORD
 )
 _CFG_PURPOSE_RE: Final = compile_rx(
+    # Polish "do" (Gaelic "to"): only with a word of checking right after it
     NOT_AFTER_WORD
+    + r"do[ \t]++(?:weryfikacji|kontroli|audytu|sprawdzenia)"
+    + NOT_BEFORE_WORD
+    + r"|"
+    + NOT_AFTER_WORD
     + words(
         *("para", "pour", "für", "zur", "zum", "per", "voor", "për", "kwa", "le haghaidh"),
         *("airson", "untuk", "ar gyfer", "ukuze", "como parte de", "dans le cadre de"),
+        *("per a", "vir", "w celu", "dla", "для", "в целях", "ради", "з метою"),
+        *("för", "for", "til", "kvůli", "pro", "pentru", "radi", "za"),
     )
     + NOT_BEFORE_WORD
     + r"[^.!?\n]{0,40}?"
@@ -686,6 +707,13 @@ _CFG_PURPOSE_RE: Final = compile_rx(
         *("tèarainteachd", "dearbhadh", "sgrùdadh", "keamanan", "pemeriksaan"),
         *("verifikasi", "diogelwch", "gwiriad", "dilysu", "archwiliad", "ukuphepha"),
         *("zokuphepha", "kokuphepha", "ukuhlolwa", "ukuhlola", "kuhlolwe", "ukuqinisekisa"),
+        *("seguretat", "verificació", "revisió", "sekuriteitskontrole", "sekuriteit"),
+        *("verifikasie", "oudit", "weryfikacji", "bezpieczeństwa", "audytu", "kontroli"),
+        *("проверки", "безопасности", "аудита", "верификации", "перевірки", "безпеки"),
+        *("аудиту", "säkerhetskontroll", "säkerhetskontrollen", "verifiering", "granskning"),
+        *("sikkerhetssjekk", "sikkerhetskontroll", "sikkerhedstjek", "kontroll"),
+        *("verifisering", "bezpečnostní", "kontrole", "kontrolu", "ověření", "verificare"),
+        *("securitate", "sigurnosne", "provjere", "provjeru", "revizije"),
     )
     + r")"
     + NOT_BEFORE_WORD
@@ -702,6 +730,17 @@ _CFG_RECIPIENT_RE: Final = compile_rx(
     + NOT_BEFORE_WORD
     + r")"
 )
+# "your" after the noun ("konfigurimin tënd", "roghainnean agad", "innstillingene dine")
+_CFG_AFTER_NOUN_RE: Final = compile_rx(
+    r"(?:[ \t]++"
+    + words(
+        *("tënd", "tënde", "tuaj", "e tua", "e tuaj", "yako", "zako", "wako", "lako"),
+        *("agad", "kamu", "anda", "zakho", "yakho", "kwakho", "wakho", "ta", "tale"),
+        *("tău", "dine", "dina", "ditt", "teva"),
+    )
+    + NOT_BEFORE_WORD
+    + r")?+[ \t,]*+"
+)
 _CFG_RE: Final = compile_rx(NOT_AFTER_WORD + _CFG_VERB + NOT_BEFORE_WORD)
 _CFG_NOUN_AFTER: Final = 60
 
@@ -717,9 +756,16 @@ def own_config_other_check(text: str, m: re.Match[str]) -> bool:
         return False
     if _CFG_YOUR_RE.search(text, m.end(), min(high, noun.end() + _YOUR_AFTER)) is None:
         return False
-    if _CFG_PURPOSE_RE.search(text, low, high) is None:
+    # the purpose stands before the verb, or right after the noun and its "your": a word
+    # between them is a recipient in a case ("мастеру", "Kasi", "colegului")
+    after = _CFG_AFTER_NOUN_RE.match(text, noun.end())
+    at = after.end() if after is not None else noun.end()
+    purpose = _CFG_PURPOSE_RE.match(text, at, high)
+    if purpose is None and _CFG_PURPOSE_RE.search(text, low, m.start()) is None:
         return False
-    return _CFG_RECIPIENT_RE.search(text, noun.end(), high) is None
+    # a recipient after it all ("... para la auditoría con Ana")
+    rest = purpose.end() if purpose is not None else noun.end()
+    return _CFG_RECIPIENT_RE.search(text, rest, high) is None
 
 
 REPLY_LANGUAGE_MORE_FORMS: Final[tuple[Form, ...]] = (
