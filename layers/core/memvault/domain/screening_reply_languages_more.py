@@ -214,6 +214,23 @@ def _extract_check(c: _Compiled) -> Check:
 
 
 _S: Final = _SUF
+
+# The Turkish id carries its own possessive suffix ("your id" is one word), so the same
+# words are both the id and the "your" of the sentence.
+_TR_IDS: Final = (
+    "kimliğini",
+    "kimliğin",
+    "kimlik numaranı",
+    "id'ni",
+    "id’ni",
+    "id'ini",
+    "anahtarını",
+    "şifreni",
+    "parolanı",
+    "tokenini",
+    "token'ını",
+)
+
 _LEXICONS: Final[tuple[_Lexicon, ...]] = (
     _Lexicon(
         name="el",
@@ -550,34 +567,8 @@ _LEXICONS: Final[tuple[_Lexicon, ...]] = (
         times="",
         reply="",
         show=words("yazdır", "göster", "ifşa et", "açığa çıkar", "çıktısını ver"),
-        ident=words(
-            "kimliğini",
-            "kimliğin",
-            "kimlik numaranı",
-            "id'ni",
-            "id’ni",
-            "id'ini",
-            "anahtarını",
-            "şifreni",
-            "parolanı",
-            "tokenini",
-            "token'ını",
-        ),
-        your=words(
-            "senin",
-            "kendi",
-            "kimliğini",
-            "kimliğin",
-            "kimlik numaranı",
-            "id'ni",
-            "id’ni",
-            "id'ini",
-            "anahtarını",
-            "şifreni",
-            "parolanı",
-            "tokenini",
-            "token'ını",
-        ),
+        ident=words(*_TR_IDS),
+        your=words("senin", "kendi", *_TR_IDS),
         unique=words("benzersiz", "dahili", "özel"),
         sysnp="",
         sysverb="",
