@@ -45,6 +45,7 @@ import math
 import os
 import pickle
 import sys
+import sysconfig
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -113,10 +114,12 @@ def _ruled(s: Sample) -> bool:
 
 
 def package_docs() -> list[Sample]:
-    """The long descriptions of installed packages (deterministic: the lock pins them)."""
-    site = next((ROOT / ".venv/lib").glob("python3*/site-packages"), None)
-    if site is None:
-        return []
+    """The long descriptions of installed packages (deterministic: the lock pins them).
+
+    Read from the running interpreter's site-packages (the suite's venv), not from
+    ``ROOT/.venv``: a worktree or fresh clone without a venv of its own would otherwise
+    train without them, silently, and write other weights."""
+    site = Path(sysconfig.get_paths()["purelib"])
     docs = []
     for meta in sorted(site.glob("*.dist-info/METADATA")):
         msg = email.message_from_string(meta.read_text("utf-8", errors="replace"))
