@@ -1219,12 +1219,15 @@ def sysmsg_other_check(text: str, m: re.Match[str]) -> bool:
         return not inside_word(text, m.start())
     if inside_word(text, m.start()):
         return False
-    if m.group("np_any") is not None:
-        if m.group("np_any").startswith("sistem") and not opens_clause(text, m.start()):
-            return False
-        low, high = _sentence(text, m.start(), m.end(), _SYS_VERB_BEFORE, 120)
-        return _SYS_VERB_RE.search(text, low, high) is not None
+    if (
+        m.group("np_any") is not None
+        and m.group("np_any").startswith("sistem")
+        and not opens_clause(text, m.start())
+    ):
+        return False
     low, high = _sentence(text, m.start(), m.end(), _SYS_VERB_BEFORE, 120)
+    if m.group("np_any") is not None:
+        return _SYS_VERB_RE.search(text, low, high) is not None
     for verb in _SYS_VERB_RE.finditer(text, low, m.start()):
         # "your system message" is the reader's own: any verb of the list asks it out
         if m.group("np") is not None or ordered(text, verb.start()):

@@ -173,20 +173,21 @@ def _system_message(c: _Compiled, text: str, low: int, high: int) -> bool:
 def _own_id(c: _Compiled, text: str, low: int, high: int) -> bool:
     if c.show.search(text, low, high) is None:
         return False
-    for noun in c.ident.finditer(text, low, high):
-        if not _owned(c, text, noun.start(), noun.end(), low, high):
-            continue
-        if c.disguise.search(text, low, high) is not None:
-            return True
-        sentence = text[low:high]
-        if (
-            c.lex.spaced
-            and c.unique.search(text, low, high) is not None
-            and len(sentence.split()) <= _BARE_WORDS
-            and not any(ch.isdigit() for ch in sentence)
-        ):
-            return True
-    return False
+    if not any(
+        _owned(c, text, noun.start(), noun.end(), low, high)
+        for noun in c.ident.finditer(text, low, high)
+    ):
+        return False
+    # What follows is about the sentence, not the noun: decided once.
+    if c.disguise.search(text, low, high) is not None:
+        return True
+    sentence = text[low:high]
+    return (
+        c.lex.spaced
+        and c.unique.search(text, low, high) is not None
+        and len(sentence.split()) <= _BARE_WORDS
+        and not any(ch.isdigit() for ch in sentence)
+    )
 
 
 def _starts_word(c: _Compiled, text: str, m: re.Match[str]) -> bool:
