@@ -8,9 +8,15 @@ browser tests are skipped with the reason, except under ``CI=true``, where they 
 ``.ci/run`` installs the browser and ``make test`` builds the dashboard first.
 
 axe-core comes from the dashboard's own npm packages (``dashboard/node_modules``). It is
-added to each page as an init script (Playwright injects those through the DevTools
-protocol): ``add_script_tag`` would insert an inline ``<script>``, which the page's
-Content-Security-Policy rightly refuses.
+evaluated into the page when a test first asks for ``axe()`` on that document, through
+the DevTools protocol (``page.evaluate``), which the page's Content-Security-Policy does
+not govern: ``add_script_tag`` would insert an inline ``<script>``, which the CSP rightly
+refuses. As an init script it was compiled into every document and frame the tests
+opened, ``about:blank`` included: 0.4 s of Chromium's CPU for each new page alone.
+
+Screenshots are taken only under ``MEMVAULT_SCREENSHOTS=1`` (to
+tests/dashboard/screenshots/, not committed): no assertion reads them, and each cost
+about 0.1 s of Chromium's CPU, 35 of them a run.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from tests.support.servers import LiveServer
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 AXE = ROOT / "dashboard" / "node_modules" / "axe-core" / "axe.min.js"
+_AXE_SOURCE: list[str] = []  # read once, when first needed
 VIEWPORT = {"width": 1366, "height": 820}
 _EDITOR_TEXT = (
     "() => [...document.querySelectorAll('.cm-content .cm-line')]"
@@ -114,6 +121,28 @@ class Page:
         page.get_by_role("button", name="Sign in").click()
         page.get_by_role("navigation", name="Main").wait_for()
 
+    def start_session_with_key(self, key: str | None = None) -> None:
+        """Signed in without drawing the sign-in page: POST /v1/sessions, as the page
+        sends it, from this tab's context (its cookie jar takes the session cookie), for
+        a test whose next step opens a page of its own (``goto``, ``open_note``).
+
+        Signing in through the page loaded the app twice (the sign-in page, then the
+        vault it lands on) before the page the test is about: ~1 s of Chromium's CPU a
+        test. The sign-in page itself is what test_sign_in_with_a_key_then_sign_out,
+        test_password_sign_in_and_what_each_role_sees and the stage-prefix and
+        session-expiry tests drive; the tests that stay on the page sign-in lands on
+        still sign in through it."""
+        self._start_session({"api_key": key or self.server.admin_key})
+
+    def start_session_with_password(self, email: str, password: str) -> None:
+        """``start_session_with_key``, for a person's email and password."""
+        self._start_session({"email": email, "password": password})
+
+    def _start_session(self, credentials: dict[str, str]) -> None:
+        answer = self.page.request.post(self.server.url + "/v1/sessions", data=credentials)
+        assert answer.ok, answer.text()
+        assert any(c["httpOnly"] for c in self.page.context.cookies(self.server.url))
+
     def open_note(self, path: str) -> None:
         self.goto("/dashboard/vault/" + path)
         self.page.locator(".cm-content").wait_for()
@@ -130,11 +159,18 @@ class Page:
         self.page.keyboard.insert_text(text)
 
     def screenshot(self, name: str) -> None:
+        """The page as a PNG, to look at by eye; only under MEMVAULT_SCREENSHOTS=1."""
+        if os.environ.get("MEMVAULT_SCREENSHOTS") != "1":
+            return
         SCREENSHOTS.mkdir(exist_ok=True)
         self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
     def axe(self) -> list[dict[str, Any]]:
         """The serious and critical accessibility violations axe-core finds on the page."""
+        if not self.page.evaluate("() => typeof window.axe === 'object'"):
+            if not _AXE_SOURCE:
+                _AXE_SOURCE.append(AXE.read_text(encoding="utf-8"))
+            self.page.evaluate(_AXE_SOURCE[0])
         found: list[dict[str, Any]] = self.page.evaluate(
             """async () => {
                 const r = await axe.run(document, {resultTypes: ['violations']});
@@ -150,7 +186,6 @@ class Page:
 @pytest.fixture
 def tab(browser: Any, live_server: LiveServer) -> Iterator[Page]:
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    context.add_init_script(path=str(AXE))
     page = context.new_page()
     page.set_default_timeout(10_000)
     wrapped = Page(page, live_server)

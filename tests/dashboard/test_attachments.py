@@ -207,7 +207,7 @@ def test_upload_a_file_into_a_folder_then_delete_it_and_undo(tab: Page) -> None:
     """Also: a file past 4 MiB goes through the presigned path (POST /v1/files/uploads,
     the bytes to the URL it names, then .../complete), never one PUT /v1/files."""
     _import(tab, {"uploads/Readme.md": "# Readme\n\n![[pic.png]]\n"})
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     page = tab.page
     tab.open_note("uploads/Readme.md")
     # The embed dangles until the file is there.

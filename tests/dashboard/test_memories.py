@@ -1,8 +1,9 @@
 """Memory profile pages in headless Chromium, against memvault on a real server.
 
 An organisation with an owner, an admin and a member (tests/support/people.py): people
-sign in through the page with their password, memories are made through the REST API with
-each person's own key, and what the page does is checked through the REST API again.
+sign in with their password (the admin through the page, the member with the session the
+page would get), memories are made through the REST API with each person's own key, and
+what the page does is checked through the REST API again.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def test_a_member_sees_only_their_own_memories(tab: Page) -> None:
     server = tab.server
     org, _theirs, mine = _org(server)
     page = tab.page
-    tab.sign_in_with_password(org.member.email, PASSWORD)
+    tab.start_session_with_password(org.member.email, PASSWORD)
     tab.goto("/dashboard/memories")
     own = page.get_by_role("row", name=re.compile("Ana \\(customer 4711\\)"))
     own.get_by_text("x-mem-id: user-4711").wait_for()

@@ -1,9 +1,11 @@
 """The dashboard's pages in headless Chromium, against memvault on a real server.
 
-Each test signs in through the page (as a person would), acts, and checks what the
-vault then holds through the REST API. Screenshots of each page go to
-tests/dashboard/screenshots/ (not committed); every page visited is checked with
-axe-core for serious and critical accessibility violations.
+Each test signs in (through the sign-in page, as a person would, or, when its first step
+opens a page of its own, with the session the page would get: ``start_session_with_key``),
+acts, and checks what the vault then holds through the REST API. Under
+MEMVAULT_SCREENSHOTS=1 screenshots of each page go to tests/dashboard/screenshots/ (not
+committed); every page visited is checked with axe-core for serious and critical
+accessibility violations.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def test_sign_in_with_a_key_then_sign_out(tab: Page) -> None:
 
 def test_edit_and_save_then_a_conflicting_save_is_merged(tab: Page) -> None:
     put(tab.server, "plan.md", "# Plan\n\nalpha\n\nbeta\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("plan.md")
     page = tab.page
     tab.set_editor_text("# Plan\n\nalpha, edited here\n\nbeta\n")
@@ -87,7 +89,7 @@ def test_a_hostile_note_never_runs(tab: Page) -> None:
         '<iframe src="https://example.com"></iframe> <form action="https://example.com"></form>\n\n'
         "[[Target]] and #tag\n",
     )
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("hostile.md")
     page = tab.page
     body = page.locator(".markdown-body")
@@ -116,7 +118,7 @@ def test_a_hostile_note_never_runs(tab: Page) -> None:
 def test_wikilinks_complete_from_note_names(tab: Page) -> None:
     put(tab.server, "people/Checklist of things.md", "# Checklist of things\n")
     put(tab.server, "draft.md", "# Draft\n\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("draft.md")
     page = tab.page
     page.locator(".cm-content").click()
@@ -138,7 +140,7 @@ def test_a_link_clicked_before_the_index_arrived_opens_the_note_the_server_resol
 ) -> None:
     put(tab.server, "deep/folder/Far away.md", "# Far away\n\nArrived.\n")
     put(tab.server, "Hub.md", "# Hub\n\nGo [[Far away]] or [[Nowhere]].\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     page = tab.page
     held: list[Any] = []  # the index's pages, held back as a slow network would
     page.route(re.compile(r".*/v1/notes\?limit=500.*"), lambda route: held.append(route))
@@ -183,7 +185,7 @@ def test_a_link_the_index_and_the_server_resolve_apart_follows_the_server(tab: P
     put(tab.server, "x/Plan.md", "# Plan in x\n")
     put(tab.server, "Start.md", "# Start\n\nSee [[Hub]].\n")
     put(tab.server, "Hub.md", "# Hub\n\nThe [[Plan]].\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("Start.md")
     page = tab.page
     page.locator(".side-title .count", has_text="3").wait_for()  # the index is in
@@ -202,7 +204,7 @@ def test_a_link_the_index_and_the_server_resolve_apart_follows_the_server(tab: P
 def test_rename_rewrites_the_links_to_the_note(tab: Page) -> None:
     put(tab.server, "Target.md", "# Target\n")
     put(tab.server, "Source.md", "# Source\n\nSee [[Target]].\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("Target.md")
     page = tab.page
     page.locator(".links-panel").get_by_role("link", name="Source").wait_for()
@@ -221,7 +223,7 @@ def test_history_shows_a_diff_and_restores(tab: Page) -> None:
     put(tab.server, "h.md", "# H\n\none\n")
     put(tab.server, "h.md", "# H\n\none\ntwo\n")
     put(tab.server, "h.md", "# H\n\nthree\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("h.md")
     page = tab.page
     page.get_by_role("button", name="History").click()
@@ -239,7 +241,7 @@ def test_history_shows_a_diff_and_restores(tab: Page) -> None:
 
 def test_delete_is_undone_from_history(tab: Page) -> None:
     put(tab.server, "gone.md", "# Gone\n\nkeep me\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("gone.md")
     page = tab.page
     page.get_by_role("button", name="Delete").click()
@@ -396,7 +398,7 @@ def test_keys_are_created_shown_once_and_revoked(tab: Page) -> None:
 
 def test_session_expiry_keeps_the_unsaved_edit(tab: Page) -> None:
     put(tab.server, "e.md", "# E\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     tab.open_note("e.md")
     page = tab.page
     tab.set_editor_text("# E\n\nwritten while the session ended\n")
@@ -414,7 +416,7 @@ def test_session_expiry_keeps_the_unsaved_edit(tab: Page) -> None:
 
 def test_every_page_renders_accessibly_in_both_themes(tab: Page) -> None:
     put(tab.server, "a.md", "# A\n\n#tag [[b]]\n")
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     page = tab.page
     for name, path in [
         ("usage", "/dashboard/usage"),

@@ -30,7 +30,7 @@ def test_semantic_search_finds_a_paraphrase_keyword_does_not_and_opens_at_the_ma
     services = tab.server.services
     assert services.vectors is not None
     services.vectors.clear(LOCAL_ACCOUNT_ID)
-    tab.sign_in_with_key()
+    tab.start_session_with_key()
     page = tab.page
     tab.goto("/dashboard/search?q=sourdough&mode=semantic")
     page.get_by_text("1 result · keyword search").wait_for()
