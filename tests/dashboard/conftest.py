@@ -2,10 +2,12 @@
 Playwright for Python, against memvault on a real HTTP server (the shared test server).
 
 One browser for the package (its tests run first, on one worker: tests/conftest.py),
-closed after its last test; each test gets a fresh browser context (no cookies, no
-storage) and its own app over fresh storage. Without Chromium or the built dashboard the
-browser tests are skipped with the reason, except under ``CI=true``, where they fail:
-``.ci/run`` installs the browser and ``make test`` builds the dashboard first.
+closed after its last test, and one tab, handed from test to test with nothing of the last
+one left in it (no cookies, storage, cache, listeners or routes: ``_Tabs``), or a new tab
+after a test that failed; each test has its own app over fresh storage. Without Chromium
+or the built dashboard the browser tests are skipped with the reason, except under
+``CI=true``, where they fail: ``.ci/run`` installs the browser and ``make test`` builds
+the dashboard first.
 
 axe-core comes from the dashboard's own npm packages (``dashboard/node_modules``). It is
 evaluated into the page when a test first asks for ``axe()`` on that document, through
@@ -183,14 +185,96 @@ class Page:
         return found
 
 
-@pytest.fixture
-def tab(browser: Any, live_server: LiveServer) -> Iterator[Page]:
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    wrapped = Page(page, live_server)
+_CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Notes a failed test, for ``tab`` to discard its tab rather than hand it on."""
+    report = yield
+    if report.failed:
+        item.stash[_CALL_FAILED] = True
+    return report
+
+
+class _Tabs:
+    """The package's one browser tab, handed from test to test, or a new one after a test
+    that failed or left it in a state it cannot be reset from.
+
+    A tab's first page costs Chromium a new renderer process, which then compiles the
+    dashboard's scripts cold: about 1 s of CPU a test, against 0.4 s for the same page in
+    a tab that has drawn it before (a new browser context with a new tab each test paid it
+    every time; a shared context with a new tab does too). Between tests the tab is left
+    with nothing of the last one: its listeners and routes removed, the origin's
+    localStorage and sessionStorage emptied, the HTTP cache cleared, on about:blank; and
+    the next test starts with no cookies. Each test still has its own app, storage and
+    admin key (``live_server``).
+    """
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.context: Any = None
+        self.page: Any = None
+        self.cdp: Any = None
+
+    def take(self) -> Any:
+        if self.page is None:
+            self.context = self.browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+            self.page = self.context.new_page()
+            self.page.set_default_timeout(10_000)
+            self.cdp = self.context.new_cdp_session(self.page)
+        self.context.clear_cookies()
+        return self.page
+
+    def reset(self, server: LiveServer, listeners: list[tuple[str, Any]]) -> None:
+        """Leave the tab as ``take`` made it; on any trouble, close it (a new one next)."""
+        page = self.page
+        try:
+            for event, handler in listeners:
+                page.remove_listener(event, handler)
+            page.unroute_all(behavior="ignoreErrors")
+            # On the server's origin, with no app running to write to its storage again.
+            page.goto(server.url + "/favicon.svg")
+            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            self.cdp.send("Network.clearBrowserCache")
+            page.goto("about:blank")
+        except Exception:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        context, self.context, self.page, self.cdp = self.context, None, None, None
+        if context is not None:
+            context.close()
+
+
+@pytest.fixture(scope="package")
+def tabs(browser: Any) -> Iterator[_Tabs]:
+    made = _Tabs(browser)
     try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.fixture
+def tab(request: pytest.FixtureRequest, tabs: _Tabs, live_server: LiveServer) -> Iterator[Page]:
+    page = tabs.take()
+    # What the test listens to on the page, to be removed before the next test's turn.
+    listeners: list[tuple[str, Any]] = []
+
+    def on(event: str, handler: Any) -> None:
+        listeners.append((event, handler))
+        type(page).on(page, event, handler)
+
+    page.on = on
+    try:
+        wrapped = Page(page, live_server)
         yield wrapped
     finally:
-        context.close()
+        del page.on
+        if request.node.stash.get(_CALL_FAILED, False):
+            tabs.close()
+        else:
+            tabs.reset(live_server, listeners)
     assert wrapped.errors == [], f"uncaught errors in the page: {wrapped.errors}"
