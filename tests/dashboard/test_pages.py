@@ -386,8 +386,9 @@ def test_keys_are_created_shown_once_and_revoked(tab: Page) -> None:
         assert http.get("/v1/notes").status_code == 200
     shown.get_by_role("button", name="I have copied it").click()
     row = page.get_by_role("row", name=re.compile("ci-bot"))
-    row.get_by_role("switch", name="mcp for ci-bot").check()
-    page.wait_for_timeout(300)
+    # The switch saves at once (PATCH /v1/keys/{id}); revoke once that is answered.
+    with page.expect_response(lambda r: r.request.method == "PATCH" and "/v1/keys/" in r.url):
+        row.get_by_role("switch", name="mcp for ci-bot").check()
     row.get_by_role("button", name="Revoke ci-bot").click()
     page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
     page.get_by_text("Revoked ci-bot").wait_for()
