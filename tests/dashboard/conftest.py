@@ -229,12 +229,22 @@ class _Tabs:
     def reset(self, server: LiveServer, listeners: list[tuple[str, Any]]) -> None:
         """Leave the tab as ``take`` made it; on any trouble, close it (a new one next)."""
         page = self.page
+
+        def leave(dialog: Any) -> None:
+            # An unsaved edit asks before the page is left (drafts.ts): leave it anyway.
+            if dialog.type == "beforeunload":
+                dialog.accept()
+            else:
+                dialog.dismiss()
+
         try:
             for event, handler in listeners:
                 page.remove_listener(event, handler)
             page.unroute_all(behavior="ignoreErrors")
+            page.on("dialog", leave)
             # On the server's origin, with no app running to write to its storage again.
             page.goto(server.url + "/favicon.svg")
+            page.remove_listener("dialog", leave)
             page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
             self.cdp.send("Network.clearBrowserCache")
             page.goto("about:blank")
