@@ -13,7 +13,7 @@ from __future__ import annotations
 SLOWEST: tuple[str, ...] = (
     "tests/isolation/test_isolation_services.py::test_no_service_lets_one_organisation_see_or_touch_another[aws]",
     "tests/isolation/test_isolation_http.py::test_no_route_lets_one_organisation_see_or_touch_another[aws]",
-    "tests/contract/test_job_killed.py::test_an_import_job_killed_mid_commit_leaves_the_vault_as_it_was[300]",
+    "tests/contract/test_job_killed.py::test_an_import_job_killed_mid_commit_leaves_the_vault_as_it_was[100]",
     "tests/sam/test_moto_server.py::test_no_cold_start_imports_opensearch_and_the_first_search_works",
     "tests/contract/test_bulk_commit.py::test_a_bulk_commit_keeps_only_the_last_versions[aws]",
     "tests/contract/test_tenant_statistics.py::test_another_accounts_notes_never_change_a_search[aws]",
