@@ -1127,3 +1127,26 @@ def test_a_candidate_inside_another_candidates_match_is_found() -> None:
     gate = Gate([frozenset({"been relea"}), frozenset({"released"})])
     found = [(at, forms) for at, forms in gate.candidates("we have been released today")]
     assert found == [(8, (0,)), (13, (1,))]
+
+
+def test_a_prefix_written_with_a_hyphen_is_found_with_any_separator_after_it() -> None:
+    # The scan reads a prefix's literal "-" and its gap alike, so "built-in-c" is what it
+    # finds for the prefix "built-in c": looking that up crashed the screen (KeyError)
+    # on any note holding "built-in-class", "built-in-clock", ...; and where "built in"
+    # was a prefix too, the scan could stop at "built-in" and never try the longer one.
+    gate = Gate([frozenset({"built-in c"}), frozenset({"built in"})])
+    for text in ("a built-in-clock", "a built-in clock", "a built-in\n\nclock", "a built in-c"):
+        assert list(gate.candidates(text)) == [(2, (0, 1))], text
+    assert list(gate.candidates("a built-in oven")) == [(2, (1,))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The built-in-clock drifts a minute a week.",
+        "pygments lists 'built-in-class' among Common Lisp's types.",
+        "built-in-c",
+    ],
+)
+def test_a_note_with_a_hyphenated_prefix_is_screened_not_crashed(text: str) -> None:
+    assert screen_text(text).allowed

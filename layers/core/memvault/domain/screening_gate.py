@@ -159,6 +159,12 @@ _UNSPACED_RE: Final = re.compile(
 _GAP_RUN_RE: Final = re.compile(_GAP_RX)
 
 
+def scan_key(found: str) -> str:
+    """What the scan found (or a prefix), each run of separators one gap: the key of
+    the forms it stands for."""
+    return _GAP_RUN_RE.sub(_GAP, found)
+
+
 def _trie_regex(prefixes: Sequence[str]) -> str:
     """One alternation for many literal prefixes, factored by their first characters."""
     trie: dict[str, Any] = {}
@@ -232,7 +238,7 @@ class Gate:
             key = m.group()
             forms = forms_for.get(key)
             if forms is None:
-                forms = forms_for[_GAP_RUN_RE.sub(_GAP, key)]
+                forms = forms_for[scan_key(key)]
             yield at, forms
             # a match of one word holds no other word start
             m = search(text, m.end() if key.isalnum() else at + 1)
@@ -265,11 +271,21 @@ def derive_gate(prefix_sets: Sequence[frozenset[str] | None]) -> GateState:
             continue
         for p in prefixes:
             prefix_forms.setdefault(p, set()).add(i)
+    # Each prefix is keyed, and scanned for, with each run of separators as one gap: a
+    # literal "-" in "built-in c" matches any run of them, as a gap does. Scanned as
+    # written, "built-in-c" was found for the prefix "built-in c" under no key (a
+    # KeyError: a note holding "built-in-class" crashed the screen), and where "built in"
+    # was a prefix too, the scan's first branch could end at "built-in" and skip the
+    # longer prefix's form. Prefixes that key alike share their forms (a form tried where
+    # it cannot match costs only its try).
+    keyed: dict[str, set[int]] = {}
+    for p, forms in prefix_forms.items():
+        keyed.setdefault(scan_key(p), set()).update(forms)
     # The scan returns the longest prefix at a position; every shorter prefix of it
     # stands there too, so its forms are tried as well.
     forms_for = {
-        p: tuple(sorted({i for n in range(1, len(p) + 1) for i in prefix_forms.get(p[:n], ())}))
-        for p in sorted(prefix_forms)
+        k: tuple(sorted({i for n in range(1, len(k) + 1) for i in keyed.get(k[:n], ())}))
+        for k in sorted(keyed)
     }
-    pattern = r"(?<![^\W_])" + _trie_regex(sorted(prefix_forms)) if prefix_forms else None
+    pattern = r"(?<![^\W_])" + _trie_regex(sorted(keyed)) if keyed else None
     return tuple(ungated), literals, forms_for, pattern
